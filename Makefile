@@ -1,0 +1,40 @@
+# dqkit: two set-up commands, `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test venv check-java bench clean
+
+check-java:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
+	  { echo "dqkit needs Python 3.10 or newer (found: $$($(PYTHON) --version 2>&1))."; exit 2; }
+	@v=$$(java -version 2>&1 | awk -F'"' '/version/ {print $$2}' | cut -d. -f1); \
+	if [ -z "$$v" ] || [ "$$v" -lt 17 ] 2>/dev/null; then \
+	  echo "dqkit needs Java 17 or newer for Spark (found: $${v:-none})."; \
+	  echo "Install it, e.g. 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu)"; \
+	  echo "or 'brew install openjdk@17' (macOS), and make sure 'java' is on PATH or JAVA_HOME is set."; \
+	  exit 2; \
+	fi
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $(STAMP)
+
+venv: check-java $(STAMP)
+
+demo: venv
+	$(PY) -m dqkit.demo
+
+test: venv
+	$(PY) -m pytest -q
+
+bench: venv
+	$(PY) -m pip install -q -e '.[test,bench]'
+	$(PY) benchmarks/delta.py
+
+clean:
+	rm -rf reports .pytest_cache spark-warehouse metastore_db

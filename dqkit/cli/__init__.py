@@ -1,0 +1,64 @@
+"""The ``dqkit`` command line.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``, which adds its parser and
+sets ``func`` to a callable ``(args) -> int``. Exit codes follow ``diff``: 0 = no difference / no
+violation, 1 = differences / violations found, 2 = error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from dqkit.errors import DqkitError
+
+# Subcommand modules, in the order `dqkit --help` lists them.
+SUBCOMMANDS = ("dqkit.cli.delta", "dqkit.cli.detect", "dqkit.cli.report")
+
+EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every available subcommand registered."""
+    from dqkit import __version__
+
+    parser = argparse.ArgumentParser(prog="dqkit", description="Data-quality checks on Apache Spark.")
+    parser.add_argument("--version", action="version", version=f"dqkit {__version__}")
+    parser.add_argument("--master", help="Spark master URL (default: local[*], or DQKIT_SPARK_MASTER)")
+    parser.add_argument("--remote", help="Spark Connect address, e.g. sc://host:15002 (default: SPARK_REMOTE)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # a subcommand not built yet
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``dqkit`` console script; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors are exit 2 already
+        return int(exc.code or 0)
+    try:
+        if args.master or args.remote:
+            from dqkit.session import get_spark
+
+            get_spark(master=args.master, remote=args.remote)
+        return int(args.func(args))
+    except DqkitError as exc:
+        print(f"dqkit: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("dqkit: cancelled", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from dqkit.cli import main
+
+sys.exit(main())

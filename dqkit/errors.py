@@ -1,0 +1,51 @@
+"""One exception hierarchy for dqkit.
+
+Every error says what was wrong, where, and what to do. Callers catch ``DqkitError``; the CLI maps it
+to exit code 2. Subclasses exist so that tests and widgets can tell the classes of bad input apart.
+"""
+from __future__ import annotations
+
+
+class DqkitError(Exception):
+    """Base class of every error dqkit raises on purpose."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint
+        super().__init__(message if hint is None else f"{message}\nHint: {hint}")
+
+
+class SourceError(DqkitError):
+    """A table or database could not be found or read (missing path, unknown catalog table)."""
+
+
+class SchemaMismatchError(DqkitError):
+    """Two tables that must share a schema do not; the message lists the differing columns."""
+
+
+class UnknownColumnError(DqkitError):
+    """A column named by the user (key, exclusion, rule attribute) does not exist."""
+
+
+class UnknownTableError(DqkitError):
+    """A table named by the user does not exist in the source."""
+
+
+class ReservedColumnError(DqkitError):
+    """A user column clashes with a name dqkit adds (for example ``row_count``)."""
+
+
+class UnsupportedTypeError(DqkitError):
+    """A column type an operation cannot handle (for example a map column in ``calc_diff``)."""
+
+
+class RuleError(DqkitError):
+    """A rule that does not parse or does not fit the table; the message names rule and position."""
+
+
+class ParameterError(DqkitError):
+    """A parameter value that is out of range or inconsistent with the others."""
+
+
+class CancelledError(DqkitError):
+    """A run was cancelled by the user; nothing was written."""

@@ -1,0 +1,118 @@
+"""The SparkSession dqkit runs on.
+
+Default: an embedded, quiet local Spark (``local[*]``, no console progress, WARN-free logs, Arrow on,
+shuffle partitions sized to the cores). An active session wins; otherwise a master URL or a Spark
+Connect address from the arguments or the environment (``SPARK_REMOTE``, ``DQKIT_SPARK_MASTER``) is
+honoured, so the same code runs on a laptop, a standalone cluster or a remote Spark Connect server.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+_lock = threading.Lock()
+_LOG4J = Path(__file__).with_name("log4j2.properties")
+JVM_LOG = os.path.join(tempfile.gettempdir(), f"dqkit-spark-{os.getuid() if hasattr(os, 'getuid') else 0}.log")
+_QUIET_JAVA_OPTIONS = f"-Dlog4j2.configurationFile={_LOG4J.as_uri()} -Dlog4j.configurationFile={_LOG4J.as_uri()}"
+
+
+def _active() -> SparkSession | None:
+    try:
+        return SparkSession.getActiveSession()
+    except Exception:  # pragma: no cover - Connect without an active session
+        return None
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """True when ``spark`` is a Spark Connect client session."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def get_spark(
+    master: str | None = None,
+    remote: str | None = None,
+    app_name: str = "dqkit",
+    config: dict[str, Any] | None = None,
+) -> SparkSession:
+    """Return the session dqkit should use, creating a quiet local one if there is none.
+
+    Order: an explicit ``remote`` / ``master``; else the active session; else ``SPARK_REMOTE``; else
+    ``DQKIT_SPARK_MASTER``; else ``local[*]``.
+    """
+    with _lock:
+        if master is None and remote is None:
+            active = _active()
+            if active is not None:
+                return active
+        remote = remote or (None if master else os.environ.get("SPARK_REMOTE"))
+        if remote:
+            builder = SparkSession.builder.remote(remote).appName(app_name)
+            for key, value in (config or {}).items():
+                builder = builder.config(key, value)
+            return builder.getOrCreate()
+        master = master or os.environ.get("DQKIT_SPARK_MASTER") or "local[*]"
+        if master.startswith("local"):
+            # A loopback address keeps the JVM from warning about the host name at start-up.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        cores = os.cpu_count() or 2
+        builder = (
+            SparkSession.builder.master(master)
+            .appName(app_name)
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.sql.shuffle.partitions", str(max(2, cores * 2)))
+            .config("spark.sql.adaptive.enabled", "true")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.driver.extraJavaOptions", _QUIET_JAVA_OPTIONS)
+        )
+        for key, value in (config or {}).items():
+            builder = builder.config(key, value)
+        with _jvm_stderr_to_log():
+            spark = builder.getOrCreate()
+        quiet(spark)
+        return spark
+
+
+@contextlib.contextmanager
+def _jvm_stderr_to_log() -> Iterator[None]:
+    """Point file descriptor 2 at a log file while the JVM starts, so that the JVM inherits it.
+
+    The JVM writes start-up notices straight to its stderr; in Jupyter that descriptor is captured
+    into cells. The log file keeps them for whoever needs them (``dqkit.session.JVM_LOG``).
+    """
+    if os.environ.get("DQKIT_JVM_STDERR") == "inherit":
+        yield
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real descriptor 2 (embedded interpreters)
+        yield
+        return
+    log = os.open(JVM_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
+
+
+def quiet(spark: SparkSession) -> None:
+    """Silence JVM log output below ERROR (classic Spark only; Connect servers log on their side)."""
+    if is_connect(spark):
+        return
+    try:
+        spark.sparkContext.setLogLevel("ERROR")
+    except Exception:  # pragma: no cover - not every deployment exposes a context
+        pass

@@ -1,0 +1,18 @@
+"""One SparkSession for the whole test run (local[2], quiet), and small helpers."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from dqkit.session import get_spark
+
+    session = get_spark(master="local[2]", config={"spark.sql.shuffle.partitions": "4",
+                                                   "spark.default.parallelism": "4"})
+    yield session
+    # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.

@@ -1,0 +1,1 @@
+"""dqkit's widget layer (the design card's widgets/ folder, installed as ``dqkit.widgets``)."""
