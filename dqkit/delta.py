@@ -1,0 +1,852 @@
+"""Diftong: two versions of a database compared, table by table (spec: shared/specs/diftong.md).
+
+Stages, as in the paper: **dedup** (each distinct row once, with ``row_count``), **row** validation
+(row delta of INSERT/DELETE records and row statistics (1)-(8)) and **column** validation (key-paired
+DELETE/INSERT records, ``calc_diff`` per column, and column statistics (9)-(14)).
+
+How it runs (fewer passes than the paper's ~100): every row of both versions is fingerprinted
+(``dqkit.fingerprint``) and one shuffle groups the union by fingerprint, counting the copies on each
+side (``c_old``, ``c_new``). That small aggregate *is* the deduplicated database (a distinct row with
+its ``row_count`` per side) and yields statistics (1)-(8) in one aggregation. Changed fingerprints
+(``c_old != c_new``) then fetch only the changed rows from the inputs for the row delta; the column
+stage pairs those by key and computes all column statistics in a single aggregation.
+
+Choices where the paper is silent (also in the README):
+* A row's identity includes its ``row_count``, so a changed multiplicity is a DELETE plus an INSERT.
+* (8) is rounded half-up to one decimal, and is 0.0 when both deduplicated tables are empty.
+* ``calc_diff`` returns the *absolute* difference (integers, decimals, floats), the Levenshtein distance
+  (strings), days (dates), seconds (timestamps), and 1 for any change of a boolean, binary, array or
+  struct value. Unchanged pairs and NULL/NULL give NULL. A change between NULL and a value has no
+  magnitude: the delta stays NULL, the column is listed in ``null_changes`` and counted in (9) and in
+  the extra statistic ``null_changes``; min/max/quartiles are over the non-NULL deltas only.
+* Float tolerance (``abs_tol``, ``rel_tol``) applies in column validation: ``|a-b| <= abs_tol +
+  rel_tol*max(|a|,|b|)`` counts as equal; NaN equals NaN.
+* A key that is not unique among a table's DELETE (or INSERT) records cannot be paired safely; those
+  records are left unpaired and counted in ``ambiguous_key_rows`` with a warning (no cross product).
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit import render
+from dqkit.errors import (
+    CancelledError,
+    DqkitError,
+    ParameterError,
+    ReservedColumnError,
+    SchemaMismatchError,
+    UnknownColumnError,
+    UnknownTableError,
+    UnsupportedTypeError,
+)
+from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.session import get_spark
+from dqkit.sources import DatabaseSource, describe, read_database
+
+STAGES: tuple[str, ...] = ("dedup", "row", "column")
+ROW_COUNT = "row_count"
+STATUS = "validation_status"
+INSERT, DELETE = "INSERT", "DELETE"
+NULL_CHANGES = "null_changes"
+RESERVED = (ROW_COUNT, STATUS)
+ROW_STAT_NAMES = ("rows_old", "rows_new", "rows_abs_diff", "dedup_rows_old", "dedup_rows_new",
+                  "dedup_abs_diff", "differences", "percent")
+COLUMN_STAT_NAMES = ("count", "max", "min", "q1", "median", "q3")
+_C_OLD, _C_NEW = "_dq_c_old", "_dq_c_new"
+
+ProgressCallback = Callable[[str, str, int, int], None]
+"""``progress(stage, table, done, total)``: called as each table finishes a stage."""
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration, checked before any Spark job
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TablePlan:
+    """What will be compared for one table: its compared columns and optional key."""
+
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...] | None
+    types: Mapping[str, T.DataType]
+
+
+def _as_list(value: str | Iterable[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value]
+
+
+def _normalise_keys(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for table, cols in (keys or {}).items():
+        names = tuple(_as_list(cols))
+        if not names:
+            raise ParameterError(f"the key for table {table!r} names no column")
+        out[str(table)] = names
+    return out
+
+
+def _split_excludes(exclude: Iterable[str]) -> tuple[set[str], dict[str, set[str]]]:
+    """``TABLE.COL`` excludes a column, a bare ``TABLE`` excludes a whole table."""
+    tables: set[str] = set()
+    cols: dict[str, set[str]] = {}
+    for item in exclude:
+        item = str(item).strip()
+        if not item:
+            continue
+        if "." in item:
+            table, col = item.split(".", 1)
+            cols.setdefault(table, set()).add(col)
+        else:
+            tables.add(item)
+    return tables, cols
+
+
+def _schema_problems(name: str, old: T.StructType, new: T.StructType) -> list[str]:
+    o = {f.name: f.dataType for f in old.fields}
+    n = {f.name: f.dataType for f in new.fields}
+    problems = []
+    for col in o.keys() - n.keys():
+        problems.append(f"{name}.{col} ({o[col].simpleString()}) is only in the old version")
+    for col in n.keys() - o.keys():
+        problems.append(f"{name}.{col} ({n[col].simpleString()}) is only in the new version")
+    for col in sorted(o.keys() & n.keys()):
+        if o[col] != n[col]:
+            problems.append(f"{name}.{col} is {o[col].simpleString()} in the old version "
+                            f"but {n[col].simpleString()} in the new one")
+    return sorted(problems)
+
+
+def plan_tables(
+    old: Mapping[str, DataFrame],
+    new: Mapping[str, DataFrame],
+    tables: Iterable[str] | None,
+    exclude: Iterable[str],
+    columns: Mapping[str, Sequence[str]] | None,
+    keys: Mapping[str, tuple[str, ...]],
+) -> tuple[list[TablePlan], list[str], list[str]]:
+    """Validate the selection against both schemas; return the plans and the one-sided tables."""
+    excluded_tables, excluded_cols = _split_excludes(exclude)
+    include = _as_list(tables) if tables is not None else None
+    all_names = set(old) | set(new)
+    for name in (include or []):
+        if name not in all_names:
+            raise UnknownTableError(f"table {name!r} is in neither version",
+                                    hint=f"tables found: {', '.join(sorted(all_names)) or 'none'}")
+    for name in list(excluded_cols) + list(keys) + list(columns or {}):
+        if name not in all_names:
+            raise UnknownTableError(f"table {name!r} (named in an exclusion, key or column list) is in neither version",
+                                    hint=f"tables found: {', '.join(sorted(all_names)) or 'none'}")
+
+    def selected(name: str) -> bool:
+        return (include is None or name in include) and name not in excluded_tables
+
+    only_old = sorted(n for n in old if n not in new and selected(n))
+    only_new = sorted(n for n in new if n not in old and selected(n))
+    plans: list[TablePlan] = []
+    problems: list[str] = []
+    for name in sorted(set(old) & set(new)):
+        if not selected(name):
+            continue
+        o_schema, n_schema = old[name].schema, new[name].schema
+        drop = excluded_cols.get(name, set())
+        keep = list(columns[name]) if columns and name in columns else None
+        names_old = [f.name for f in o_schema.fields]
+        for col in sorted(drop | set(keep or [])):
+            if col not in names_old and col not in n_schema.fieldNames():
+                raise UnknownColumnError(f"column {name}.{col} does not exist",
+                                         hint=f"columns of {name}: {', '.join(names_old)}")
+        compared = [c for c in names_old if c not in drop and (keep is None or c in keep)]
+        sub_old = T.StructType([f for f in o_schema.fields if f.name in compared])
+        sub_new = T.StructType([f for f in n_schema.fields if f.name in compared or
+                                (f.name not in drop and keep is None and f.name not in names_old)])
+        found = _schema_problems(name, sub_old, sub_new)
+        if found:
+            problems.extend(found)
+            continue
+        clash = [c for c in compared if c in RESERVED or c.startswith("_dq_")]
+        if clash:
+            raise ReservedColumnError(
+                f"table {name} has a column named {clash[0]!r}, which dqkit adds to its outputs",
+                hint=f"rename it, or exclude it with --exclude {name}.{clash[0]}")
+        key = keys.get(name)
+        if key is not None:
+            for col in key:
+                if col not in compared:
+                    why = "is excluded" if col in drop or (keep is not None and col not in keep) else "does not exist"
+                    raise UnknownColumnError(f"key column {name}.{col} {why}",
+                                             hint=f"compared columns of {name}: {', '.join(compared)}")
+        if not compared:
+            raise ParameterError(f"every column of table {name} is excluded", hint=f"exclude the table instead: {name}")
+        types = {f.name: f.dataType for f in sub_old.fields}
+        plans.append(TablePlan(name, tuple(compared), key, types))
+    if problems:
+        raise SchemaMismatchError("the two versions have different schemas:\n  " + "\n  ".join(problems),
+                                  hint="compare only versions with the same columns and types, "
+                                       "or exclude the differing columns (--exclude TABLE.COL)")
+    return plans, only_old, only_new
+
+
+# --------------------------------------------------------------------------------------------
+# calc_diff
+# --------------------------------------------------------------------------------------------
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def check_calc_diff_type(table: str, column: str, dtype: T.DataType) -> None:
+    """Raise ``UnsupportedTypeError`` for a type ``calc_diff`` cannot compare."""
+    if isinstance(dtype, (T.MapType, T.CalendarIntervalType, T.NullType)) or dtype.typeName() == "variant":
+        raise UnsupportedTypeError(
+            f"column {table}.{column} has type {dtype.simpleString()}, which column validation cannot compare",
+            hint=f"exclude it with --exclude {table}.{column} (row validation still covers it)")
+    if isinstance(dtype, (T.ArrayType, T.StructType)) and _has_map(dtype):
+        raise UnsupportedTypeError(
+            f"column {table}.{column} ({dtype.simpleString()}) contains a map, which cannot be compared",
+            hint=f"exclude it with --exclude {table}.{column}")
+
+
+def _has_map(dtype: T.DataType) -> bool:
+    if isinstance(dtype, T.MapType):
+        return True
+    if isinstance(dtype, T.ArrayType):
+        return _has_map(dtype.elementType)
+    if isinstance(dtype, T.StructType):
+        return any(_has_map(f.dataType) for f in dtype.fields)
+    return False
+
+
+def _is_float(dtype: T.DataType) -> bool:
+    return isinstance(dtype, (T.FloatType, T.DoubleType))
+
+
+def changed(old: Column, new: Column, dtype: T.DataType, abs_tol: float = 0.0, rel_tol: float = 0.0) -> Column:
+    """True when the two values differ (NULL-safe; floats within tolerance or both NaN are equal)."""
+    if _is_float(dtype):
+        both_nan = F.isnan(old) & F.isnan(new)
+        close = F.abs(new - old) <= F.lit(abs_tol) + F.lit(rel_tol) * F.greatest(F.abs(old), F.abs(new))
+        same = (old.isNull() & new.isNull()) | (old.isNotNull() & new.isNotNull() & (both_nan | close))
+        return ~F.coalesce(same, F.lit(False))
+    return ~old.eqNullSafe(new)
+
+
+def calc_diff(old: Column, new: Column, dtype: T.DataType, abs_tol: float = 0.0, rel_tol: float = 0.0) -> Column:
+    """The paper's ``calc_diff``: the magnitude of the change from ``old`` to ``new``.
+
+    NULL when the values are equal, both NULL, or one side is NULL (see the module docstring).
+    """
+    if isinstance(dtype, (T.ByteType, T.ShortType, T.IntegerType)):
+        magnitude = F.abs(new.cast("long") - old.cast("long"))
+    elif isinstance(dtype, T.LongType):
+        magnitude = F.abs(new.cast("decimal(20,0)") - old.cast("decimal(20,0)"))
+    elif isinstance(dtype, T.DecimalType):
+        magnitude = F.abs(new - old)
+    elif _is_float(dtype):
+        magnitude = F.abs(new.cast("double") - old.cast("double"))
+    elif isinstance(dtype, T.StringType):
+        magnitude = F.levenshtein(old, new)
+    elif isinstance(dtype, T.DateType):
+        magnitude = F.abs(F.datediff(new, old))
+    elif isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        micros = F.unix_micros(new.cast("timestamp")) - F.unix_micros(old.cast("timestamp"))
+        magnitude = F.abs(micros) / F.lit(1_000_000.0)
+    else:  # boolean, binary, array, struct: a change indicator
+        magnitude = F.lit(1)
+    both = old.isNotNull() & new.isNotNull()
+    return F.when(both & changed(old, new, dtype, abs_tol, rel_tol), magnitude)
+
+
+# --------------------------------------------------------------------------------------------
+# The result
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TableDelta:
+    """Everything computed for one table. DataFrames are lazy; the statistics are computed values."""
+
+    name: str
+    plan: TablePlan
+    row_stats: dict[str, Any]
+    fingerprint_counts: DataFrame | None = field(repr=False, default=None)
+    row_delta: DataFrame | None = field(repr=False, default=None)
+    col_delta: DataFrame | None = field(repr=False, default=None)
+    updates: DataFrame | None = field(repr=False, default=None)
+    column_stats: dict[str, dict[str, Any]] | None = None
+    pairing: dict[str, int] | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DeltaResult:
+    """The outcome of ``delta``: per-table statistics and lazily evaluated delta DataFrames.
+
+    ``to_dict`` / ``save`` / ``to_html`` / ``plot_*`` render this same object for the CLI, the widgets
+    and the report templates; none of them recomputes the comparison.
+    """
+
+    tables: dict[str, TableDelta]
+    only_in_old: list[str]
+    only_in_new: list[str]
+    stages: tuple[str, ...]
+    messages: list[str]
+    parameters: dict[str, Any]
+    seconds: dict[str, float]
+
+    # ----- summaries
+    @property
+    def identical(self) -> bool:
+        """True when no compared table differs and no table is on one side only."""
+        return (not self.only_in_old and not self.only_in_new
+                and all(t.row_stats.get("differences", 0) == 0 and t.row_stats.get("dedup_abs_diff", 0) == 0
+                        and t.row_stats.get("rows_abs_diff", 0) == 0 for t in self.tables.values()))
+
+    @property
+    def row_stats(self) -> pd.DataFrame:
+        """Row statistics (1)-(8), one row per table, in the paper's order."""
+        rows = [{"table": n, **{k: t.row_stats.get(k) for k in ROW_STAT_NAMES}} for n, t in self.tables.items()]
+        return pd.DataFrame(rows, columns=["table", *ROW_STAT_NAMES])
+
+    def column_stats(self, table: str) -> pd.DataFrame:
+        """Column statistics (9)-(14) for ``table`` (plus ``null_changes``), one row per column."""
+        stats = self._table(table).column_stats
+        if stats is None:
+            return pd.DataFrame(columns=["column", *COLUMN_STAT_NAMES, NULL_CHANGES])
+        rows = [{"column": c, **s} for c, s in stats.items()]
+        return pd.DataFrame(rows, columns=["column", *COLUMN_STAT_NAMES, NULL_CHANGES])
+
+    def differing_tables(self) -> list[str]:
+        """Tables with at least one row difference, in name order."""
+        return [n for n, t in self.tables.items() if t.row_stats.get("differences", 0) > 0]
+
+    def row_delta(self, table: str) -> DataFrame:
+        """``<table>_row_delta``: the table's columns, ``row_count`` and ``validation_status``."""
+        return self._needs(table, "row_delta", "row")
+
+    def col_delta(self, table: str) -> DataFrame:
+        """``<table>_col_delta``: the key, one ``calc_diff`` per column, and ``null_changes``."""
+        return self._needs(table, "col_delta", "column")
+
+    def updates(self, table: str) -> DataFrame:
+        """The UPDATE view: each key-paired DELETE/INSERT with ``changed_columns``, ``old`` and ``new``."""
+        return self._needs(table, "updates", "column")
+
+    def dedup(self, table: str, side: str = "new") -> DataFrame:
+        """DDB1 (``side='old'``) or DDB2 (``'new'``): each distinct row once, with ``row_count``."""
+        t = self._table(table)
+        if t.fingerprint_counts is None:
+            raise ParameterError(f"table {table} has no dedup stage output in this result")
+        return _dedup_frame(self.parameters["_sources"][side][table], t.plan, t.fingerprint_counts, side)
+
+    def _table(self, table: str) -> TableDelta:
+        if table not in self.tables:
+            raise UnknownTableError(f"table {table!r} is not in this result",
+                                    hint=f"compared tables: {', '.join(self.tables) or 'none'}")
+        return self.tables[table]
+
+    def _needs(self, table: str, attr: str, stage: str) -> DataFrame:
+        frame = getattr(self._table(table), attr)
+        if frame is None:
+            why = "has no key" if stage == "column" and self._table(table).plan.key is None else "was not computed"
+            raise ParameterError(f"the {stage} stage for table {table} {why}",
+                                 hint="run delta(...) with that stage" + (" and a key" if "key" in why else ""))
+        return frame
+
+    def unpersist(self) -> None:
+        """Release the cached fingerprint aggregates held by this result."""
+        for t in self.tables.values():
+            if t.fingerprint_counts is not None:
+                t.fingerprint_counts.unpersist()
+
+    # ----- rendering
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary: per-table row and column statistics and the one-sided tables."""
+        tables = {}
+        for name, t in self.tables.items():
+            entry: dict[str, Any] = {"row_stats": {k: t.row_stats.get(k) for k in ROW_STAT_NAMES
+                                                   if k in t.row_stats}}
+            if t.column_stats is not None:
+                entry["column_stats"] = t.column_stats
+            if t.pairing is not None:
+                entry["pairing"] = t.pairing
+            if t.plan.key:
+                entry["key"] = list(t.plan.key)
+            entry["seconds"] = t.seconds
+            tables[name] = entry
+        params = {k: v for k, v in self.parameters.items() if not k.startswith("_")}
+        return render.to_jsonable({
+            "identical": self.identical,
+            "tables": tables,
+            "only_in_old": self.only_in_old,
+            "only_in_new": self.only_in_new,
+            "stages": list(self.stages),
+            "messages": self.messages,
+            "parameters": params,
+            "seconds": self.seconds,
+        })
+
+    def to_text(self) -> str:
+        """A terminal summary: verdict, row statistics and column statistics of differing tables."""
+        lines = [f"dqkit delta: {'IDENTICAL' if self.identical else 'DIFFERENT'}"]
+        if self.only_in_old:
+            lines.append(f"tables only in old: {', '.join(self.only_in_old)}")
+        if self.only_in_new:
+            lines.append(f"tables only in new: {', '.join(self.only_in_new)}")
+        if self.tables and "row" in self.stages or "dedup" in self.stages:
+            lines += ["", "Row statistics", render.text_table(self.row_stats)]
+        for name, t in self.tables.items():
+            if t.column_stats:
+                lines += ["", f"Column statistics: {name}", render.text_table(self.column_stats(name))]
+        if self.messages:
+            lines += [""] + [f"note: {m}" for m in self.messages]
+        return "\n".join(lines)
+
+    def to_html(self, sample_rows: int = 10, charts: bool = True) -> str:
+        """A self-contained HTML report; every data value is escaped."""
+        from dqkit import charts as ch
+
+        verdict = ("<p class='ok'>IDENTICAL: no differences</p>" if self.identical
+                   else "<p class='bad'>DIFFERENT</p>")
+        parts = ["<h2>dqkit delta</h2>", verdict]
+        if self.only_in_old or self.only_in_new:
+            parts.append(render.bullet_list(
+                [f"only in old: {n}" for n in self.only_in_old] + [f"only in new: {n}" for n in self.only_in_new]))
+        parts += ["<h3>Row statistics</h3>", render.html_table(self.row_stats)]
+        if charts and self.tables:
+            parts.append(ch.img_tag(self.plot_difference_count(), "difference count per table"))
+            parts.append(ch.img_tag(self.plot_difference_percent(), "difference percent per table"))
+        for name, t in self.tables.items():
+            if t.column_stats:
+                parts += [f"<h3>Column statistics: {render.esc(name)}</h3>",
+                          render.html_table(self.column_stats(name))]
+                if charts:
+                    parts.append(ch.img_tag(self.plot_column_differences(name), f"differences per column of {name}"))
+                    parts.append(ch.img_tag(self.plot_quartiles(name), f"quartiles of {name}"))
+            if sample_rows and t.row_delta is not None and t.row_stats.get("differences", 0) > 0:
+                sample = self.sample(name, "row_delta", sample_rows)
+                parts += [f"<h4>Row delta sample: {render.esc(name)}</h4>", render.html_table(sample)]
+            if sample_rows and t.updates is not None and (t.pairing or {}).get("paired", 0) > 0:
+                parts += [f"<h4>UPDATE sample: {render.esc(name)}</h4>",
+                          render.html_table(self.sample(name, "updates", sample_rows))]
+        if self.messages:
+            parts += ["<h3>Notes</h3>", render.bullet_list(self.messages)]
+        return "<div class='dqkit'>" + "".join(parts) + "</div>"
+
+    def _repr_html_(self) -> str:
+        return render.HTML_STYLE + self.to_html(sample_rows=5, charts=False)
+
+    def sample(self, table: str, what: str = "row_delta", n: int = 10) -> pd.DataFrame:
+        """A bounded, deterministic sample (first ``n`` rows in a stable order) as pandas."""
+        frame = {"row_delta": self.row_delta, "col_delta": self.col_delta, "updates": self.updates}[what](table)
+        key = list(self._table(table).plan.key or [])
+        order = [F.col(_q(c)) for c in key] if what != "row_delta" or key else []
+        if what == "row_delta":
+            order = order + [F.col(STATUS)]
+        flat = frame
+        for f in frame.schema.fields:
+            if isinstance(f.dataType, (T.StructType, T.ArrayType, T.MapType, T.BinaryType)):
+                flat = flat.withColumn(f.name, F.to_json(F.col(_q(f.name))) if not isinstance(
+                    f.dataType, T.BinaryType) else F.hex(F.col(_q(f.name))))
+        rows = (flat.orderBy(*order) if order else flat).limit(n).collect()
+        return pd.DataFrame([r.asDict() for r in rows], columns=flat.columns)
+
+    def plot_difference_count(self):
+        """Row chart: difference count (7) per table (paper Fig. 11)."""
+        from dqkit import charts as ch
+
+        return ch.barh({n: t.row_stats.get("differences", 0) for n, t in self.tables.items()},
+                       "Row validation: difference count", "Difference count", "Table")
+
+    def plot_difference_percent(self):
+        """Row chart: difference percentage (8) per table (paper Fig. 12)."""
+        from dqkit import charts as ch
+
+        return ch.barh({n: t.row_stats.get("percent", 0.0) for n, t in self.tables.items()},
+                       "Row validation: difference percentage", "Difference percentage", "Table")
+
+    def plot_column_differences(self, table: str):
+        """Column chart: difference count (9) per column of ``table`` (paper Fig. 13)."""
+        from dqkit import charts as ch
+
+        stats = self._table(table).column_stats or {}
+        return ch.barh({c: s["count"] for c, s in stats.items()},
+                       f"Column validation: {table}", "Difference count", "Column")
+
+    def plot_quartiles(self, table: str):
+        """Quartile chart of ``table``: a box per column from min/Q1/median/Q3/max (Figs. 14-15)."""
+        from dqkit import charts as ch
+
+        return ch.quartile_chart(self._table(table).column_stats or {}, f"Column statistics: {table}")
+
+    def figures(self) -> list[tuple[str, Any]]:
+        """Every chart of this result as (file stem, figure)."""
+        figs = [("difference_count", self.plot_difference_count()),
+                ("difference_percent", self.plot_difference_percent())]
+        for name, t in self.tables.items():
+            if t.column_stats:
+                figs.append((f"{name}_column_differences", self.plot_column_differences(name)))
+                figs.append((f"{name}_quartiles", self.plot_quartiles(name)))
+        return figs
+
+    def save(self, target: str | Path, *, charts: bool = True, include_dedup: bool = False) -> str:
+        """Persist the validation namespace atomically and return where it went.
+
+        ``target`` is a folder, or ``catalog:DBNAME`` for a Spark catalog database. A folder gets
+        ``summary.json``, ``row_stats.csv``, ``column_stats.csv``, ``report.html``, chart PNGs and one
+        Parquet folder per delta (``<T>_row_delta``, ``<T>_col_delta``, ``<T>_updates``; with
+        ``include_dedup`` also ``ddb_old/<T>`` and ``ddb_new/<T>``).
+        """
+        frames = self._frames(include_dedup)
+        text = str(target)
+        if text.startswith("catalog:"):
+            return _save_catalog(text[len("catalog:"):], frames)
+
+        def write(tmp: Path) -> None:
+            for rel, frame in frames.items():
+                frame.write.mode("errorifexists").parquet((tmp / rel).as_posix())
+            (tmp / "summary.json").write_text(render.dumps(self.to_dict()))
+            self.row_stats.to_csv(tmp / "row_stats.csv", index=False)
+            col = [self.column_stats(n).assign(table=n) for n, t in self.tables.items() if t.column_stats]
+            if col:
+                pd.concat(col)[["table", "column", *COLUMN_STAT_NAMES, NULL_CHANGES]].to_csv(
+                    tmp / "column_stats.csv", index=False)
+            if charts:
+                from dqkit import charts as ch
+
+                ch.save_all(self.figures(), tmp)
+            (tmp / "report.html").write_text(render.page("dqkit delta", self.to_html()))
+
+        return str(render.atomic_folder(text, write))
+
+    def _frames(self, include_dedup: bool) -> dict[str, DataFrame]:
+        frames: dict[str, DataFrame] = {}
+        for name, t in self.tables.items():
+            if t.row_delta is not None:
+                frames[f"{name}_row_delta"] = t.row_delta
+            if t.col_delta is not None:
+                frames[f"{name}_col_delta"] = t.col_delta
+                frames[f"{name}_updates"] = t.updates  # type: ignore[assignment]
+            if include_dedup and t.fingerprint_counts is not None:
+                frames[f"ddb_old/{name}"] = self.dedup(name, "old")
+                frames[f"ddb_new/{name}"] = self.dedup(name, "new")
+        return frames
+
+
+def _save_catalog(database: str, frames: Mapping[str, DataFrame]) -> str:
+    """Write each frame as a managed table under temporary names, then rename them into place."""
+    if not frames:
+        raise ParameterError("nothing to save: no delta tables were computed")
+    spark = next(iter(frames.values())).sparkSession
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {_q(database)}")
+    suffix = f"__dq_tmp_{int(time.time() * 1000)}"
+    written: list[str] = []
+    try:
+        for rel, frame in frames.items():
+            name = rel.replace("/", "_")
+            frame.write.mode("errorifexists").saveAsTable(f"{_q(database)}.{_q(name + suffix)}")
+            written.append(name)
+    except BaseException:
+        for name in written:
+            spark.sql(f"DROP TABLE IF EXISTS {_q(database)}.{_q(name + suffix)}")
+        raise
+    for name in written:
+        spark.sql(f"DROP TABLE IF EXISTS {_q(database)}.{_q(name)}")
+        spark.sql(f"ALTER TABLE {_q(database)}.{_q(name + suffix)} RENAME TO {_q(database)}.{_q(name)}")
+    return f"catalog:{database}"
+
+
+# --------------------------------------------------------------------------------------------
+# The kernel
+# --------------------------------------------------------------------------------------------
+
+def _fingerprinted(df: DataFrame, plan: TablePlan) -> DataFrame:
+    hi, lo = row_fingerprint(df, plan.columns)
+    return df.select(*[F.col(_q(c)) for c in plan.columns], hi.alias(FP_HI), lo.alias(FP_LO))
+
+
+def fingerprint_counts(old: DataFrame, new: DataFrame, plan: TablePlan) -> DataFrame:
+    """One shuffle: for each distinct row fingerprint, its number of copies in old and in new."""
+    hi, lo = row_fingerprint(old, plan.columns)
+    o = old.select(hi.alias(FP_HI), lo.alias(FP_LO), F.lit(True).alias("_dq_old"))
+    hi, lo = row_fingerprint(new, plan.columns)
+    n = new.select(hi.alias(FP_HI), lo.alias(FP_LO), F.lit(False).alias("_dq_old"))
+    return (o.unionByName(n).groupBy(FP_HI, FP_LO)
+            .agg(F.count_if(F.col("_dq_old")).alias(_C_OLD), F.count_if(~F.col("_dq_old")).alias(_C_NEW)))
+
+
+def row_statistics(counts: DataFrame) -> dict[str, Any]:
+    """Statistics (1)-(8) from the fingerprint aggregate, in one aggregation."""
+    c_old, c_new = F.col(_C_OLD), F.col(_C_NEW)
+    differ = c_old != c_new
+    row = counts.agg(
+        F.coalesce(F.sum(c_old), F.lit(0)).alias("rows_old"),
+        F.coalesce(F.sum(c_new), F.lit(0)).alias("rows_new"),
+        F.count_if(c_old > 0).alias("dedup_rows_old"),
+        F.count_if(c_new > 0).alias("dedup_rows_new"),
+        F.count_if(differ & (c_old > 0)).alias("deletes"),
+        F.count_if(differ & (c_new > 0)).alias("inserts"),
+    ).first()
+    stats = {k: int(row[k]) for k in ("rows_old", "rows_new", "dedup_rows_old", "dedup_rows_new",
+                                      "deletes", "inserts")}
+    return finish_row_statistics(stats)
+
+
+def finish_row_statistics(s: dict[str, int]) -> dict[str, Any]:
+    """Derive (3), (6), (7) and (8) from the counted statistics."""
+    differences = s["deletes"] + s["inserts"]
+    total = s["dedup_rows_old"] + s["dedup_rows_new"]
+    percent = 0.0 if total == 0 else float(
+        (Decimal(100 * differences) / Decimal(total)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+    return {"rows_old": s["rows_old"], "rows_new": s["rows_new"],
+            "rows_abs_diff": abs(s["rows_old"] - s["rows_new"]),
+            "dedup_rows_old": s["dedup_rows_old"], "dedup_rows_new": s["dedup_rows_new"],
+            "dedup_abs_diff": abs(s["dedup_rows_old"] - s["dedup_rows_new"]),
+            "differences": differences, "percent": percent,
+            "deletes": s["deletes"], "inserts": s["inserts"]}
+
+
+def _dedup_frame(source: DataFrame, plan: TablePlan, counts: DataFrame, side: str) -> DataFrame:
+    count_col = _C_OLD if side == "old" else _C_NEW
+    present = counts.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
+    rows = _fingerprinted(source, plan).dropDuplicates([FP_HI, FP_LO])
+    return rows.join(present, [FP_HI, FP_LO]).drop(FP_HI, FP_LO)
+
+
+def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, counts: DataFrame) -> DataFrame:
+    """``<T>_row_delta``: fetch only the rows whose fingerprint count changed, tagged DELETE/INSERT."""
+    changed_fp = counts.filter(F.col(_C_OLD) != F.col(_C_NEW))
+
+    def side(df: DataFrame, count_col: str, status: str) -> DataFrame:
+        wanted = changed_fp.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
+        rows = _fingerprinted(df, plan).join(wanted, [FP_HI, FP_LO])
+        # Duplicated rows come back once per copy; they are identical, so keep one per fingerprint.
+        return (rows.dropDuplicates([FP_HI, FP_LO]).drop(FP_HI, FP_LO)
+                .withColumn(STATUS, F.lit(status)))
+
+    return side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
+
+
+def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> tuple[DataFrame, DataFrame]:
+    """Pair DELETE and INSERT records by the user key (NULL-safe), excluding ambiguous keys.
+
+    Returns (pairs with ``o.*``/``n.*`` structs, the per-side rows marked ambiguous).
+    """
+    assert plan.key is not None
+    key = [F.col(_q(k)) for k in plan.key]
+    marked = row_delta.withColumn("_dq_key_rows", F.count(F.lit(1)).over(Window.partitionBy(STATUS, *key)))
+    values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
+    unique = marked.filter(F.col("_dq_key_rows") == 1)
+
+    def side(status: str, alias: str) -> DataFrame:
+        return unique.filter(F.col(STATUS) == status).select(
+            *[F.col(_q(k)).alias(f"_dq_k{i}") for i, k in enumerate(plan.key)],
+            F.struct(*[F.col(_q(c)) for c in values]).alias(alias))
+
+    d, i = side(DELETE, "o"), side(INSERT, "n")
+    cond = [d[f"_dq_k{j}"].eqNullSafe(i[f"_dq_k{j}"]) for j in range(len(plan.key))]
+    pairs = d.join(i, cond, "inner").select(
+        *[d[f"_dq_k{j}"].alias(k) for j, k in enumerate(plan.key)], "o", "n")
+    return pairs, marked
+
+
+def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
+                       ) -> tuple[DataFrame, DataFrame, list[Column]]:
+    """(col_delta, updates, the column-statistic aggregate expressions) from the key pairs."""
+    values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
+    types = dict(plan.types)
+    types[ROW_COUNT] = T.LongType()
+    deltas, null_flags, changed_flags, aggs = [], [], [], []
+    for c in values:
+        o, n = F.col("o." + _q(c)), F.col("n." + _q(c))
+        dt = types[c]
+        diff = calc_diff(o, n, dt, abs_tol, rel_tol)
+        is_change = changed(o, n, dt, abs_tol, rel_tol)
+        null_change = is_change & (o.isNull() | n.isNull())
+        deltas.append(diff.alias(c))
+        null_flags.append(F.when(null_change, F.lit(c)))
+        changed_flags.append(F.when(is_change, F.lit(c)))
+        num = diff.cast("double")
+        aggs.append(F.struct(
+            (F.count(diff) + F.count_if(null_change)).alias("count"),
+            F.max(diff).alias("max"), F.min(diff).alias("min"),
+            F.percentile(num, [0.25, 0.5, 0.75]).alias("q"),
+            F.count_if(null_change).alias(NULL_CHANGES)).alias(c))
+    key_cols = [F.col(_q(k)) for k in (plan.key or ())]
+    col_delta = pairs.select(*key_cols, *deltas,
+                             F.filter(F.array(*null_flags), lambda x: x.isNotNull()).alias(NULL_CHANGES))
+    updates = pairs.select(*key_cols,
+                           F.filter(F.array(*changed_flags), lambda x: x.isNotNull()).alias("changed_columns"),
+                           F.col("o").alias("old"), F.col("n").alias("new"))
+    return col_delta, updates, aggs
+
+
+def column_statistics(pairs: DataFrame, aggs: Sequence[Column], marked: DataFrame
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """Statistics (9)-(14) for every column in one aggregation, plus pairing counts."""
+    row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
+    stats: dict[str, dict[str, Any]] = {}
+    for name in row.asDict():
+        if name == "_dq_pairs":
+            continue
+        s = row[name]
+        q = s["q"] or [None, None, None]
+        count = int(s["count"])
+        stats[name] = render.to_jsonable({
+            "count": count, "max": s["max"], "min": s["min"],
+            "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES])})
+    side = marked.agg(
+        F.count_if(F.col(STATUS) == DELETE).alias("deletes"),
+        F.count_if(F.col(STATUS) == INSERT).alias("inserts"),
+        F.count_if(F.col("_dq_key_rows") > 1).alias("ambiguous_key_rows")).first()
+    paired = int(row["_dq_pairs"])
+    pairing = {"paired": paired, "deletes": int(side["deletes"]), "inserts": int(side["inserts"]),
+               "ambiguous_key_rows": int(side["ambiguous_key_rows"]),
+               "unpaired_deletes": int(side["deletes"]) - paired, "unpaired_inserts": int(side["inserts"]) - paired}
+    return stats, pairing
+
+
+def delta(
+    old: DatabaseSource,
+    new: DatabaseSource,
+    *,
+    tables: str | Iterable[str] | None = None,
+    exclude: str | Iterable[str] = (),
+    columns: Mapping[str, Sequence[str]] | None = None,
+    keys: Mapping[str, str | Sequence[str]] | None = None,
+    stages: str | Iterable[str] = STAGES,
+    abs_tol: float = 0.0,
+    rel_tol: float = 0.0,
+    previous: DeltaResult | None = None,
+    spark: SparkSession | None = None,
+    progress: ProgressCallback | None = None,
+) -> DeltaResult:
+    """Compare two versions of a database with Diftong's stages; return a ``DeltaResult``.
+
+    ``old``/``new``: database sources (a folder of tables, ``catalog:DB``, or a dict of DataFrames).
+    ``tables`` includes tables; ``exclude`` takes ``TABLE`` or ``TABLE.COL`` (dropped before hashing);
+    ``columns`` restricts a table to some columns; ``keys`` maps a table to its key column(s) for
+    column validation. ``stages`` is any subset of dedup,row,column; a column stage reuses the row
+    stage of ``previous`` when given. The inputs are never modified.
+    """
+    t0 = time.perf_counter()
+    stage_list = _parse_stages(stages)
+    if abs_tol < 0 or rel_tol < 0:
+        raise ParameterError("tolerances must be non-negative", hint=f"got abs_tol={abs_tol}, rel_tol={rel_tol}")
+    spark = spark or get_spark()
+    old_db = read_database(old, spark)
+    new_db = read_database(new, spark)
+    key_map = _normalise_keys(keys)
+    plans, only_old, only_new = plan_tables(old_db, new_db, tables, _as_list(exclude), columns, key_map)
+    messages: list[str] = []
+    for name in only_old:
+        messages.append(f"table {name} is only in the old version; it is reported, not compared")
+    for name in only_new:
+        messages.append(f"table {name} is only in the new version; it is reported, not compared")
+    want_column = "column" in stage_list
+    if want_column:
+        for plan in plans:
+            if plan.key is not None:
+                for c in plan.columns:
+                    if c not in plan.key:
+                        check_calc_diff_type(plan.name, c, plan.types[c])
+    reuse = previous.tables if previous is not None else {}
+
+    results: dict[str, TableDelta] = {}
+    seconds = {"dedup": 0.0, "row": 0.0, "column": 0.0}
+    total = len(plans)
+    try:
+        for done, plan in enumerate(plans, start=1):
+            results[plan.name] = _run_table(plan, old_db[plan.name], new_db[plan.name], stage_list,
+                                            reuse.get(plan.name), abs_tol, rel_tol, messages, seconds)
+            if progress is not None:
+                progress(stage_list[-1], plan.name, done, total)
+    except DqkitError:
+        raise
+    except Exception as exc:  # Spark job errors: cancellation becomes CancelledError
+        text = str(exc)
+        if "cancel" in text.lower() or "interrupt" in text.lower():
+            raise CancelledError("the comparison was cancelled; nothing was written") from exc
+        raise
+    if want_column and plans and not any(r.row_stats.get("differences", 0) for r in results.values()):
+        messages.append("no differences were found in any table, so column validation stopped: "
+                        "there is nothing to compare column by column")
+    params = {"old": describe(old), "new": describe(new), "tables": [p.name for p in plans],
+              "exclude": _as_list(exclude), "keys": {k: list(v) for k, v in key_map.items()},
+              "stages": list(stage_list), "abs_tol": abs_tol, "rel_tol": rel_tol,
+              "_sources": {"old": old_db, "new": new_db}}
+    seconds["total"] = time.perf_counter() - t0
+    return DeltaResult(results, only_old, only_new, stage_list, messages, params,
+                       {k: round(v, 3) for k, v in seconds.items()})
+
+
+def _parse_stages(stages: str | Iterable[str]) -> tuple[str, ...]:
+    names = _as_list(stages)
+    unknown = [s for s in names if s not in STAGES]
+    if unknown or not names:
+        raise ParameterError(f"unknown stage(s): {', '.join(unknown) or '(none given)'}",
+                             hint=f"stages are {', '.join(STAGES)}")
+    return tuple(s for s in STAGES if s in names)
+
+
+def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[str, ...],
+               prior: TableDelta | None, abs_tol: float, rel_tol: float,
+               messages: list[str], seconds: dict[str, float]) -> TableDelta:
+    timings: dict[str, float] = {}
+    usable_prior = prior is not None and prior.plan.columns == plan.columns and prior.row_delta is not None
+    need_row = "row" in stages or ("column" in stages and plan.key is not None and not usable_prior)
+    counts = row_stats = row_delta = None
+    if "dedup" in stages or need_row:
+        start = time.perf_counter()
+        counts = fingerprint_counts(old, new, plan).persist()
+        row_stats = row_statistics(counts)
+        timings["dedup"] = time.perf_counter() - start
+        seconds["dedup"] += timings["dedup"]
+        if need_row:
+            start = time.perf_counter()
+            row_delta = build_row_delta(old, new, plan, counts)
+            timings["row"] = time.perf_counter() - start
+            seconds["row"] += timings["row"]
+    if row_stats is None and prior is not None:
+        row_stats, row_delta, counts = dict(prior.row_stats), prior.row_delta, prior.fingerprint_counts
+    if row_stats is not None and "row" not in stages and "dedup" in stages:
+        row_stats = {k: v for k, v in row_stats.items()
+                     if k in ("rows_old", "rows_new", "rows_abs_diff", "dedup_rows_old", "dedup_rows_new",
+                              "dedup_abs_diff")}
+    table = TableDelta(plan.name, plan, row_stats or {}, counts, row_delta)
+    if "column" not in stages:
+        return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
+    if plan.key is None:
+        messages.append(f"table {plan.name} has no key, so its column validation was skipped "
+                        f"(give one with keys={{'{plan.name}': [...]}} or --key {plan.name}=COL)")
+        return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
+    if table.row_stats.get("differences", 0) == 0:
+        messages.append(f"table {plan.name} has no differences, so column validation has nothing to compare")
+        return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
+    start = time.perf_counter()
+    assert row_delta is not None
+    pairs, marked = pair_by_key(row_delta, plan)
+    col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol)
+    stats, pairing = column_statistics(pairs, aggs, marked)
+    if pairing["ambiguous_key_rows"]:
+        messages.append(f"warning: key ({', '.join(plan.key)}) of table {plan.name} is not unique among its "
+                        f"changed rows; {pairing['ambiguous_key_rows']} records were left unpaired instead of "
+                        f"being cross-joined")
+    timings["column"] = time.perf_counter() - start
+    seconds["column"] += timings["column"]
+    return dataclasses.replace(table, col_delta=col_delta, updates=updates, column_stats=stats,
+                               pairing=pairing, seconds={k: round(v, 3) for k, v in timings.items()})

@@ -1,0 +1,141 @@
+"""Rendering shared by every result object: escaped HTML tables, atomic folder writes, JSON values.
+
+Every data value that reaches HTML goes through ``html.escape`` here, once.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import html
+import json
+import math
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+HTML_STYLE = """<style>
+.dqkit{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328}
+.dqkit table{border-collapse:collapse;margin:6px 0 14px}
+.dqkit th,.dqkit td{border:1px solid #d0d7de;padding:3px 8px;text-align:right}
+.dqkit th{background:#f6f8fa}
+.dqkit td.l,.dqkit th.l{text-align:left}
+.dqkit .ok{color:#1a7f37;font-weight:600}.dqkit .bad{color:#cf222e;font-weight:600}
+.dqkit .muted{color:#656d76}
+</style>"""
+
+
+def esc(value: Any) -> str:
+    """HTML-escape any value (None shows as NULL)."""
+    if value is None:
+        return "<span class='muted'>NULL</span>"
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return html.escape(str(value), quote=True)
+
+
+def html_table(frame: pd.DataFrame, max_rows: int | None = None, index: bool = False) -> str:
+    """An HTML table of ``frame`` with every header and value escaped; at most ``max_rows`` rows."""
+    shown = frame if max_rows is None else frame.head(max_rows)
+    cols = list(shown.columns)
+    head = "".join(f"<th class='l'>{esc(c)}</th>" if not _numeric(shown[c]) else f"<th>{esc(c)}</th>" for c in cols)
+    if index:
+        head = f"<th class='l'>{esc(shown.index.name or '')}</th>" + head
+    rows = []
+    for idx, rec in zip(shown.index, shown.itertuples(index=False)):
+        cells = "".join(
+            f"<td>{esc(_fmt(v))}</td>" if _numeric(shown[c]) else f"<td class='l'>{esc(_fmt(v))}</td>"
+            for c, v in zip(cols, rec))
+        if index:
+            cells = f"<td class='l'>{esc(idx)}</td>" + cells
+        rows.append(f"<tr>{cells}</tr>")
+    more = ""
+    if max_rows is not None and len(frame) > max_rows:
+        more = f"<p class='muted'>{len(frame) - max_rows} more rows not shown</p>"
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+
+
+def _numeric(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def _fmt(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert Spark/pandas/numpy values to plain JSON types (Decimal -> int or float, dates -> ISO)."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            return to_jsonable(value.item())
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Stable, pretty JSON of ``value`` after ``to_jsonable``."""
+    return json.dumps(to_jsonable(value), indent=2, sort_keys=False)
+
+
+def atomic_folder(target: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+    """Run ``write(tmp)`` into a fresh sibling folder, then rename it onto ``target``.
+
+    A failure leaves ``target`` as it was (absent or the previous complete output) and removes the
+    temporary folder, so no half-written output is ever visible under ``target``.
+    """
+    target = Path(target).resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:8]}")
+    try:
+        tmp.mkdir()
+        write(tmp)
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained HTML page (no external resources)."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{esc(title)}</title>{HTML_STYLE}</head>"
+            f"<body class='dqkit'>{body}</body></html>")
+
+
+def bullet_list(items: Iterable[str]) -> str:
+    """An escaped HTML bullet list."""
+    items = list(items)
+    return "<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>" if items else ""
+
+
+def text_table(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
+    """A plain-text table for terminals."""
+    shown = frame if columns is None else frame[list(columns)]
+    return shown.to_string(index=False, na_rep="NULL")
