@@ -516,7 +516,7 @@ def as_rules(rules: Any) -> list[Rule]:
 
 
 # ----------------------------------------------------------------------------------------- validation
-_NUMERIC = ("byte", "short", "integer", "long", "float", "double", "decimal")
+_NUMERIC = ("byte", "short", "integer", "long", "int", "bigint", "smallint", "tinyint", "float", "double", "decimal")
 
 
 def type_class(type_name: str) -> str:

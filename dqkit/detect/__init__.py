@@ -1,0 +1,572 @@
+"""Violation detection at scale (BigDansing §3–§4) on Spark DataFrames.
+
+``detect(table, rules)`` turns every rule into a logical plan (Scope, Block, Iterate, Detect, GenFix),
+consolidates the Scopes of rules reading the same table into one shared scan, and picks a physical
+operator per rule:
+
+* ``Scope+Detect`` -- one-tuple DCs: a filter.
+* ``Block+UCrossProduct`` -- FDs and symmetric DCs with an equality: a hash block on the equality
+  attributes and each unordered pair inside a block once (``t1.tid < t2.tid``): n(n-1)/2 pairs, no
+  duplicate violations.
+* ``Block+CrossProduct`` -- asymmetric DCs with an equality: ordered pairs inside blocks.
+* ``OCJoin`` -- DCs whose cross-tuple predicates are only ordering comparisons (and !=): range
+  partitioning on the first inequality attribute, min/max pruning of partition pairs on every
+  inequality attribute, an equi-join of rows to the surviving partition pairs (the same partition
+  paired with itself included) and a vectorised sort-merge inside each pair. No cartesian product.
+* UDF jobs (``dqkit.rules.Job``): see ``dqkit.detect._udf``.
+
+Every violation names its rule and tuples by a stable tuple id: the user's key, or a deterministic
+content id (see ``tuple_ids``). NULL semantics: a predicate on NULL is false, as in SQL.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit.detect import _merge
+from dqkit.detect._result import DetectionResult, RuleSummary
+from dqkit.errors import ParameterError, RuleError
+from dqkit.fingerprint import row_fingerprint
+from dqkit.rules import (
+    NEGATE, Attr, Const, DenialConstraint, FunctionalDependency, Predicate, UDFRule, as_rules,
+    type_class, validate_rules,
+)
+from dqkit.session import get_spark
+from dqkit.sources import read_table
+
+TID = "_dq_tid"
+MODES = ("violations", "count", "sample")
+
+__all__ = ["detect", "tuple_ids", "DetectionResult", "RuleSummary", "MODES"]
+
+
+def _q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _c(name: str) -> Column:
+    return F.col(_q(name))
+
+
+# ------------------------------------------------------------------------------------------ tuple ids
+def tuple_ids(df: DataFrame, key: str | None = None) -> Column:
+    """The stable tuple id of each row: ``key`` when given, else a deterministic content id.
+
+    The content id is the 128-bit row fingerprint of all columns as 32 hex digits. Exact duplicate
+    rows share a fingerprint, so the k-th copy (k >= 2) gets ``#k`` appended; copies are identical in
+    every column, so which copy gets which suffix cannot change any result. The id does not depend on
+    partitioning or row order (unlike ``monotonically_increasing_id``). Use a key when rows must keep
+    their id across edits.
+    """
+    if key is not None:
+        return _c(key)
+    hi, lo = row_fingerprint(df)
+    hexid = F.concat(F.lpad(F.hex(hi), 16, "0"), F.lpad(F.hex(lo), 16, "0"))
+    rank = F.row_number().over(Window.partitionBy(hi, lo).orderBy(hi))
+    return F.when(rank == 1, hexid).otherwise(F.concat(hexid, F.lit("#"), rank.cast("string")))
+
+
+# --------------------------------------------------------------------------------------- predicates
+def _lit(value: Any) -> Column:
+    return F.lit(value)
+
+
+def _cmp(left: Column, op: str, right: Column) -> Column:
+    return {"=": left == right, "!=": left != right, "<": left < right, "<=": left <= right,
+            ">": left > right, ">=": left >= right}[op]
+
+
+def _pred_col(p: Predicate, side_prefix: dict[int, str]) -> Column:
+    """Spark expression of a predicate; attribute of tuple t is column ``side_prefix[t] + name``."""
+    left = _c(side_prefix[p.left.tuple] + p.left.column)
+    if isinstance(p.right, Attr):
+        right = _c(side_prefix[p.right.tuple] + p.right.column)
+    else:
+        right = _lit(p.right.value)
+    return _cmp(left, p.op, right)
+
+
+def _and(cols: Sequence[Column]) -> Column:
+    out = F.lit(True)
+    for c in cols:
+        out = out & c
+    return out
+
+
+def _not_null(cols: Sequence[str], types: dict[str, str]) -> Column:
+    """All columns non-NULL (and not NaN: NaN is treated as NULL by dqkit's predicates)."""
+    conds = []
+    for c in cols:
+        e = _c(c).isNotNull()
+        if types.get(c, "").startswith(("float", "double")):
+            e = e & ~F.isnan(_c(c))
+        conds.append(e)
+    return _and(conds)
+
+
+# -------------------------------------------------------------------------------------- rule plans
+@dataclass
+class _Plan:
+    rule: Any
+    operator: str
+    logical: str
+    physical: str
+    violations: DataFrame
+    count: Any  # callable () -> (violations, candidates | None)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]) -> _Plan:
+    lhs, rhs = list(rule.lhs), list(rule.rhs)
+    s = scope.select(TID, *[_c(c) for c in rule.columns]).where(_not_null(lhs, types))
+    # dirty blocks: more than one distinct non-NULL value on some rhs attribute
+    dirty = (s.groupBy(*[_c(c) for c in lhs])
+             .agg(*[F.countDistinct(_c(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)])
+             .where(F.greatest(*[F.col(f"_dq_nd{i}") for i in range(len(rhs))], F.lit(0)) > 1)
+             .select(*[_c(c) for c in lhs]))
+    d = s.join(dirty, on=lhs, how="left_semi")
+    a = d.select(*[_c(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
+    b = d.select(*[_c(c).alias("b_" + c) for c in [TID] + list(rule.columns)])
+    cond = _and([_c("a_" + c) == _c("b_" + c) for c in lhs]) & (_c("a_" + TID) < _c("b_" + TID))
+    differs = None
+    for r in rhs:
+        e = F.coalesce(_c("a_" + r) != _c("b_" + r), F.lit(False))
+        differs = e if differs is None else (differs | e)
+    viol = (a.join(b, on=cond & differs, how="inner")
+            .select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"), _c("b_" + TID).alias("t2")))
+
+    def count() -> tuple[int, int]:
+        if len(rhs) == 1:
+            r = rhs[0]
+            g = s.groupBy(*[_c(c) for c in lhs], _c(r)).agg(F.count(F.lit(1)).alias("c"))
+            g = g.withColumn("nn", F.when(_c(r).isNotNull(), F.col("c")).otherwise(0))
+            blk = g.groupBy(*[_c(c) for c in lhs]).agg(
+                F.sum("c").alias("n"), F.sum("nn").alias("n_nn"),
+                F.sum(F.col("nn") * (F.col("nn") - 1) / 2).alias("same"))
+            row = blk.agg(
+                F.sum(F.col("n_nn") * (F.col("n_nn") - 1) / 2 - F.col("same")).alias("v"),
+                F.sum(F.col("n") * (F.col("n") - 1) / 2).alias("cand")).collect()[0]
+            return int(row["v"] or 0), int(row["cand"] or 0)
+        cand = s.groupBy(*[_c(c) for c in lhs]).count().agg(
+            F.sum(F.col("count") * (F.col("count") - 1) / 2)).collect()[0][0]
+        return viol.count(), int(cand or 0)
+
+    logical = (f"Scope({', '.join(rule.columns)}) -> Block({', '.join(lhs)}) -> Iterate(pairs) -> "
+               f"Detect({' or '.join(f't1.{r} != t2.{r}' for r in rhs)}) -> GenFix")
+    physical = (f"Block+UCrossProduct: hash block on ({', '.join(lhs)}); blocks with one rhs value "
+                f"skipped; unordered pairs t1.tid < t2.tid inside blocks; count by block arithmetic")
+    return _Plan(rule, "Block+UCrossProduct", logical, physical, viol, count)
+
+
+def _side_frames(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
+                 ) -> tuple[DataFrame, DataFrame]:
+    """Scope of each tuple variable: rows passing that tuple's own predicates, prefixed a_/b_."""
+    cols = [TID] + list(rule.columns)
+    frames = []
+    for t, prefix in ((1, "a_"), (2, "b_")):
+        needed = {p.left.column for p in rule.cross_predicates if p.left.tuple == t}
+        needed |= {p.right.column for p in rule.cross_predicates
+                   if isinstance(p.right, Attr) and p.right.tuple == t}
+        f = scope.select(*[_c(c).alias(prefix + c) for c in cols])
+        preds = [_pred_col(p, {1: prefix, 2: prefix}) for p in rule.side_predicates(t)]
+        nn = _not_null([prefix + c for c in sorted(needed)], {prefix + k: v for k, v in types.items()})
+        frames.append(f.where(_and(preds) & nn))
+    return frames[0], frames[1]
+
+
+def _select_violations(df: DataFrame, rule: Any, t2: bool = True) -> DataFrame:
+    return df.select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"),
+                     (_c("b_" + TID) if t2 else F.lit(None)).alias("t2"))
+
+
+def _dc1_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], tid_type: T.DataType) -> _Plan:
+    s = scope.select(*[_c(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
+    v = s.where(_and([_pred_col(p, {1: "a_"}) for p in rule.predicates]))
+    viol = v.select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"),
+                    F.lit(None).cast(tid_type).alias("t2"))
+    logical = f"Scope({', '.join(rule.columns)}) -> Detect({' and '.join(map(str, rule.predicates))}) -> GenFix"
+    return _Plan(rule, "Scope+Detect", logical, "Scope+Detect: one filter over the shared scan",
+                 viol, lambda: (viol.count(), None))
+
+
+def _blocked_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]) -> _Plan:
+    a, b = _side_frames(rule, scope, types)
+    eqs = [p for p in rule.cross_predicates if p.op == "="]
+    rest = [p for p in rule.cross_predicates if p.op != "="]
+    sym = rule.symmetric
+    cond = _and([_pred_col(p, {1: "a_", 2: "b_"}) for p in eqs + rest])
+    cond = cond & ((_c("a_" + TID) < _c("b_" + TID)) if sym else (_c("a_" + TID) != _c("b_" + TID)))
+    viol = _select_violations(a.join(b, on=cond, how="inner"), rule)
+    op = "Block+UCrossProduct" if sym else "Block+CrossProduct"
+    keys = ", ".join(f"{p.left.column}={p.right.column}" if p.left.column != p.right.column  # type: ignore[union-attr]
+                     else p.left.column for p in eqs)
+    logical = (f"Scope({', '.join(rule.columns)}) -> Block({keys}) -> Iterate(pairs) -> "
+               f"Detect({' and '.join(map(str, rule.predicates))}) -> GenFix")
+    pairs = "unordered pairs t1.tid < t2.tid" if sym else "ordered pairs t1.tid != t2.tid"
+    physical = f"{op}: hash block on ({keys}); {pairs} inside blocks" + (
+        f"; residual {' and '.join(map(str, rest))}" if rest else "")
+    return _Plan(rule, op, logical, physical, viol, lambda: (viol.count(), None))
+
+
+# ------------------------------------------------------------------------------------------ OCJoin
+def _proxy(col: Column, tclass: str) -> Column:
+    """A numeric, order-preserving (non-decreasing) proxy of a value, for range boundaries only."""
+    if tclass == "numeric":
+        return col.cast("double")
+    if tclass == "date":
+        return F.unix_date(col).cast("double")
+    if tclass == "timestamp":
+        return col.cast("timestamp").cast("double")
+    if tclass == "boolean":
+        return col.cast("int").cast("double")
+    # first 7 UTF-8 bytes, right-padded, as a number: byte order = Spark's string order
+    return F.conv(F.rpad(F.hex(F.substring(col, 1, 7)), 14, "0"), 16, 10).cast("double")
+
+
+def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], tid_type: T.DataType,
+                 nb_parts: int | None, spark: SparkSession) -> _Plan:
+    a, b = _side_frames(rule, scope, types)
+    conds = list(rule.cross_predicates)
+    # primary condition: first ordering comparison (else the first !=)
+    order = sorted(range(len(conds)), key=lambda i: (conds[i].op == "!=", i))
+    conds = [conds[i] for i in order]
+    lcols = [p.left.column for p in conds]
+    rcols = [p.right.column for p in conds]  # type: ignore[union-attr]
+    ops = [p.op for p in conds]
+    sym = rule.symmetric
+    prim_l, prim_r = lcols[0], rcols[0]
+    tclass = type_class(types[prim_l])
+    k = int(nb_parts or 16)
+    info: dict[str, Any] = {"nb_parts": k, "partition_attribute": f"t1.{prim_l}"}
+
+    # partitioning phase: range boundaries on the primary attribute (one pass, approximate quantiles)
+    probs = [i / k for i in range(1, k)]
+    bounds = a.select(_proxy(_c("a_" + prim_l), tclass).alias("p")).approxQuantile("p", probs, 1.0 / (4 * k)) \
+        if k > 1 else []
+    bounds = sorted(set(x for x in bounds if x is not None and not math.isnan(x)))
+    info["boundaries"] = len(bounds) + 1
+
+    def bucket(col: Column) -> Column:
+        px = _proxy(col, tclass)
+        out = F.lit(0)
+        for x in bounds:
+            out = out + (px >= F.lit(x)).cast("int")
+        return out
+
+    la = a.select(bucket(_c("a_" + prim_l)).alias("_dq_bucket"), _c("a_" + TID).alias("_dq_t"),
+                  *[_c("a_" + c).alias(f"_dq_v{i}") for i, c in enumerate(lcols)],
+                  _and([_pred_col(p, {1: "a_", 2: "a_"}) for p in rule.side_predicates(2)]
+                       + [_pred_col(Predicate(p.left, p.op, Attr(1, p.right.column)), {1: "a_"})  # type: ignore[union-attr]
+                          for p in conds]
+                       + [_not_null(["a_" + c for c in rcols], {"a_" + kk: v for kk, v in types.items()})]
+                       ).alias("_dq_self"))
+    rb = b.select(bucket(_c("b_" + prim_r)).alias("_dq_bucket"), _c("b_" + TID).alias("_dq_t"),
+                  *[_c("b_" + c).alias(f"_dq_v{i}") for i, c in enumerate(rcols)], F.lit(False).alias("_dq_self"))
+    both = la.withColumn("_dq_side", F.lit(0)).unionByName(rb.withColumn("_dq_side", F.lit(1)))
+
+    # pruning phase: per-partition min/max of every condition attribute (a small aggregate)
+    aggs = [F.count(F.lit(1)).alias("n"), F.sum(F.col("_dq_self").cast("long")).alias("self")]
+    for i in range(len(conds)):
+        aggs += [F.min(f"_dq_v{i}").alias(f"min{i}"), F.max(f"_dq_v{i}").alias(f"max{i}")]
+    stats = both.groupBy("_dq_side", "_dq_bucket").agg(*aggs).collect()
+    lstat = {r["_dq_bucket"]: r for r in stats if r["_dq_side"] == 0}
+    rstat = {r["_dq_bucket"]: r for r in stats if r["_dq_side"] == 1}
+    self_pairs = sum(int(r["self"] or 0) for r in lstat.values())
+    pairs: list[tuple[int, int, int, int]] = []  # (pair id, left bucket, right bucket, undecided mask)
+    decided_product = 0
+    for i in sorted(lstat):
+        for j in sorted(rstat):
+            und = 0
+            ok = True
+            for c, op in enumerate(ops):
+                lo1, hi1 = lstat[i][f"min{c}"], lstat[i][f"max{c}"]
+                lo2, hi2 = rstat[j][f"min{c}"], rstat[j][f"max{c}"]
+                if not _merge.possible(op, lo1, hi1, lo2, hi2):
+                    ok = False
+                    break
+                if not _merge.always(op, lo1, hi1, lo2, hi2):
+                    und |= 1 << c
+            if ok:
+                pairs.append((len(pairs), i, j, und))
+                if und == 0:
+                    decided_product += int(lstat[i]["n"]) * int(rstat[j]["n"])
+    total_pairs = len(lstat) * len(rstat)
+    info.update(partition_pairs=total_pairs, pairs_after_pruning=len(pairs),
+                pairs_pruned=total_pairs - len(pairs),
+                pairs_decided_by_minmax=sum(1 for p in pairs if p[3] == 0))
+    und_of = {p[0]: p[3] for p in pairs}
+    n_all = sum(int(r["n"]) for r in stats)
+    chunk = int(min(2048, max(128, 4 * math.sqrt(max(1, n_all / max(1, k))))))
+
+    def joined(only_undecided: bool) -> DataFrame:
+        use = [p for p in pairs if p[3] != 0] if only_undecided else pairs
+        pt = spark.createDataFrame([(p[0], p[1], p[2]) for p in use] or [(-1, -1, -1)],
+                                   "_dq_pair int, _dq_i int, _dq_j int")
+        lside = la.join(F.broadcast(pt), F.col("_dq_bucket") == F.col("_dq_i")).select(
+            "_dq_pair", F.lit(0).alias("_dq_side"), "_dq_t", *[f"_dq_v{i}" for i in range(len(conds))])
+        rside = rb.join(F.broadcast(pt), F.col("_dq_bucket") == F.col("_dq_j")).select(
+            "_dq_pair", F.lit(1).alias("_dq_side"), "_dq_t", *[f"_dq_v{i}" for i in range(len(conds))])
+        return lside.unionByName(rside)
+
+    nconds = len(conds)
+
+    def _split(pdf):
+        left = pdf[pdf["_dq_side"] == 0]
+        right = pdf[pdf["_dq_side"] == 1]
+        lv = [left[f"_dq_v{i}"].to_numpy() for i in range(nconds)]
+        rv = [right[f"_dq_v{i}"].to_numpy() for i in range(nconds)]
+        pid = int(pdf["_dq_pair"].iloc[0])
+        active = [(i, ops[i]) for i in range(nconds) if und_of.get(pid, (1 << nconds) - 1) >> i & 1]
+        return left, right, lv, rv, active
+
+    def count_fn(pdf):
+        import pandas as pd
+        _, _, lv, rv, active = _split(pdf)
+        return pd.DataFrame({"n": [_merge.join_count(lv, rv, active, chunk)]})
+
+    def pairs_fn(pdf):
+        import numpy as np
+        import pandas as pd
+        left, right, lv, rv, active = _split(pdf)
+        li, ri = _merge.join_pairs(lv, rv, active, chunk)
+        t1 = left["_dq_t"].to_numpy()[li]
+        t2 = right["_dq_t"].to_numpy()[ri]
+        keep = (t1 < t2) if sym else (t1 != t2)
+        keep = np.asarray(keep, dtype=bool)
+        return pd.DataFrame({"t1": t1[keep], "t2": t2[keep]})
+
+    tid_ddl = tid_type.simpleString()
+    viol = (joined(False).groupBy("_dq_pair").applyInPandas(pairs_fn, f"t1 {tid_ddl}, t2 {tid_ddl}")
+            .select(F.lit(rule.name).alias("rule"), "t1", "t2"))
+
+    def count() -> tuple[int, None]:
+        und_pairs = [p for p in pairs if p[3] != 0]
+        n = decided_product
+        if und_pairs:
+            n += int(joined(True).groupBy("_dq_pair").applyInPandas(count_fn, "n long")
+                     .agg(F.sum("n")).collect()[0][0] or 0)
+        n -= self_pairs
+        if sym:
+            n //= 2
+        return n, None
+
+    cond_text = " and ".join(str(p) for p in conds)
+    logical = (f"Scope({', '.join(rule.columns)}) -> Iterate(pairs) -> Detect({cond_text}) -> GenFix")
+    physical = (f"OCJoin: range-partition on t1.{prim_l} into {len(bounds) + 1} partitions; min/max pruning "
+                f"on {', '.join(sorted(set(lcols)))}: {len(pairs)}/{total_pairs} partition pairs kept "
+                f"({info['pairs_decided_by_minmax']} decided by min/max alone); equi-join of rows to kept "
+                f"pairs; vectorised sort-merge per pair (chunk {chunk}); "
+                + ("unordered pairs (symmetric rule)" if sym else "ordered pairs"))
+    info["chunk"] = chunk
+    return _Plan(rule, "OCJoin", logical, physical, viol, count, info)
+
+
+# ------------------------------------------------------------------------------------------ GenFix
+_FIX_SCHEMA = ("rule string, t1 {t}, t2 {t}, tid {t}, attr string, value string, op string, "
+               "rhs_tid {t}, rhs_attr string, rhs_value string, constant string, kind string, fix string")
+
+
+def _fix_struct(tid: Column, attr: str, value: Column, op: str, rhs_tid: Column | None, rhs_attr: str | None,
+                rhs_value: Column | None, constant: Column | None, kind: str, when: Column | None = None) -> Column:
+    """One candidate fix ``tid[attr] op (rhs_tid[rhs_attr] | constant)`` as a struct of strings."""
+    none = F.lit(None).cast("string")
+    if rhs_tid is not None:
+        rhs_txt = F.concat(rhs_tid.cast("string"), F.lit(f"[{rhs_attr}]"))
+    else:
+        rhs_txt = constant if constant is not None else none
+    s = F.struct(
+        tid.cast("string").alias("tid"), F.lit(attr).alias("attr"), value.cast("string").alias("value"),
+        F.lit(op).alias("op"),
+        (rhs_tid.cast("string") if rhs_tid is not None else none).alias("rhs_tid"),
+        (F.lit(rhs_attr) if rhs_attr is not None else none).alias("rhs_attr"),
+        (rhs_value.cast("string") if rhs_value is not None else none).alias("rhs_value"),
+        (constant if constant is not None and rhs_tid is None else none).alias("constant"),
+        F.lit(kind).alias("kind"),
+        F.concat(tid.cast("string"), F.lit(f"[{attr}] {op} "), rhs_txt).alias("fix"))
+    return s if when is None else F.when(when, s)
+
+
+def _const_text(value: Any) -> Column:
+    return F.lit(str(Const(value)))
+
+
+def _candidate_fixes(rule: Any, viol: DataFrame, scope: DataFrame, tid_type: T.DataType,
+                     types: dict[str, str]) -> DataFrame:
+    """GenFix: candidate fixes ``cell op (cell | constant)`` for each violation of a declarative rule.
+
+    FD: ``t2[city] = t4[city]`` for each differing rhs attribute, plus the lhs alternatives
+    ``t2[zipcode] != 90210`` (kind ``lhs``). DC: each predicate negated (kind ``dc``).
+    """
+    cols = list(rule.columns)
+    a = scope.select(_c(TID).alias("_a_t"), *[_c(c).alias("_a_" + c) for c in cols])
+    b = scope.select(_c(TID).alias("_b_t"), *[_c(c).alias("_b_" + c) for c in cols])
+    v = viol.join(a, F.col("t1") == F.col("_a_t"))
+    if rule.arity == 2:
+        v = v.join(b, F.col("t2") == F.col("_b_t"))
+    ta, tb = F.col("t1"), F.col("t2")
+    fixes: list[Column] = []
+    if isinstance(rule, FunctionalDependency):
+        for r in rule.rhs:
+            fixes.append(_fix_struct(ta, r, F.col("_a_" + r), "=", tb, r, F.col("_b_" + r), None, "rhs",
+                                     when=F.coalesce(F.col("_a_" + r) != F.col("_b_" + r), F.lit(False))))
+        for x in rule.lhs:
+            for t, pre in ((ta, "_a_"), (tb, "_b_")):
+                fixes.append(_fix_struct(t, x, F.col(pre + x), "!=", None, None, None,
+                                         _value_text(F.col(pre + x), types[x]), "lhs"))
+    else:
+        pre = {1: ("_a_", ta), 2: ("_b_", tb)}
+        for p in rule.predicates:
+            op = NEGATE[p.op]
+            lp, lt = pre[p.left.tuple]
+            if isinstance(p.right, Attr):
+                rp, rt = pre[p.right.tuple]
+                fixes.append(_fix_struct(lt, p.left.column, F.col(lp + p.left.column), op, rt,
+                                         p.right.column, F.col(rp + p.right.column), None, "dc"))
+            else:
+                fixes.append(_fix_struct(lt, p.left.column, F.col(lp + p.left.column), op, None, None,
+                                         None, _const_text(p.right.value), "dc"))
+    out = v.select("rule", "t1", "t2", F.explode(F.array(*fixes)).alias("f")).where(F.col("f").isNotNull())
+    return out.select("rule", "t1", "t2", F.col("f.tid").cast(tid_type).alias("tid"), "f.attr", "f.value", "f.op",
+                      F.col("f.rhs_tid").cast(tid_type).alias("rhs_tid"), "f.rhs_attr", "f.rhs_value",
+                      "f.constant", "f.kind", "f.fix")
+
+
+def _value_text(col: Column, type_name: str) -> Column:
+    """Text of a cell value as a rule constant: numbers bare, everything else quoted."""
+    if type_class(type_name) == "numeric":
+        return col.cast("string")
+    return F.concat(F.lit("'"), F.regexp_replace(col.cast("string"), "'", "\\\\'"), F.lit("'"))
+
+
+# -------------------------------------------------------------------------------------------- main
+def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "violations",
+           sample: int | None = None, nb_parts: int | None = None, consolidate: bool = True,
+           spark: SparkSession | None = None, name: str | None = None) -> DetectionResult:
+    """Detect the violations of ``rules`` in ``table``.
+
+    ``rules``: rule objects, rule text, a mapping name -> text, a rules file, or ``Job``s/``UDFRule``s.
+    ``key``: the column identifying tuples (default: a deterministic content id, see ``tuple_ids``).
+    ``mode``: ``"violations"`` (lazy violation and candidate-fix DataFrames), ``"count"`` (counts
+    only, no pair is materialised) or ``"sample"`` (at most ``sample`` violations per rule, the
+    smallest (t1, t2), deterministic). Per-rule counts are always computed.
+    ``nb_parts``: OCJoin range partitions (default 16). ``consolidate``: share one scan (R12).
+    All rule, column and type errors are raised before any Spark job.
+    """
+    from dqkit.detect._udf import udf_plan
+    from dqkit.rules import Job
+
+    if mode not in MODES:
+        raise ParameterError(f"unknown mode {mode!r}", hint=f"one of {', '.join(MODES)}")
+    if mode == "sample" and (sample is None or sample < 1):
+        raise ParameterError("mode='sample' needs sample >= 1")
+    if sample is not None and mode == "violations":
+        mode = "sample"
+    if nb_parts is not None and nb_parts < 1:
+        raise ParameterError("nb_parts must be >= 1")
+    spark = spark or get_spark()
+    df = read_table(table, spark)
+    if isinstance(rules, Job):
+        rules = rules.rule()
+    rule_list = [r.rule() if isinstance(r, Job) else r for r in
+                 (as_rules(rules) if not isinstance(rules, (list, tuple)) else
+                  [x for r in rules for x in ([r] if isinstance(r, (Job, UDFRule)) else as_rules(r))])]
+    if not rule_list:
+        raise RuleError("no rules given")
+    names = [r.name for r in rule_list]
+    if len(set(names)) != len(names):
+        raise RuleError(f"rule name {sorted(n for n in names if names.count(n) > 1)[0]!r} is used more than once")
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    validate_rules(rule_list, types, key)
+    for c in types:
+        if c.startswith("_dq_") or c.startswith(("a__dq", "b__dq")):
+            raise RuleError(f"column {c!r} uses dqkit's reserved prefix _dq_", hint="rename it")
+
+    decl = [r for r in rule_list if not isinstance(r, UDFRule)]
+    udfs = [r for r in rule_list if isinstance(r, UDFRule)]
+    tid_type = df.schema[key].dataType if key else T.StringType()
+    used = list(dict.fromkeys(c for r in decl for c in r.columns))
+    scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used])
+    t0 = time.perf_counter()
+    shared = consolidate and len(decl) > 1
+    if shared:
+        scope = scope.persist()
+        scope.count()  # the one shared scan
+    scan_seconds = time.perf_counter() - t0 if shared else 0.0
+
+    plans: list[_Plan] = []
+    summaries: list[RuleSummary] = []
+    for rule in rule_list:
+        t0 = time.perf_counter()
+        rscope = scope if shared else df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in getattr(rule, "columns", ())])
+        if isinstance(rule, UDFRule):
+            plan = udf_plan(rule, spark, mode)
+        elif isinstance(rule, FunctionalDependency):
+            plan = _fd_plan(rule, rscope, types)
+        elif rule.arity == 1:
+            plan = _dc1_plan(rule, rscope, types, tid_type)
+        elif any(p.op == "=" for p in rule.cross_predicates):
+            plan = _blocked_plan(rule, rscope, types)
+        else:
+            plan = _ocjoin_plan(rule, rscope, types, tid_type, nb_parts, spark)
+        nviol, ncand = plan.count()
+        seconds = time.perf_counter() - t0
+        plans.append(plan)
+        summaries.append(RuleSummary(rule.name, rule.kind, str(rule), plan.operator, int(nviol), seconds,
+                                     None if ncand is None else int(ncand), dict(plan.details)))
+
+    viol_frames, fix_frames = [], []
+    for plan in plans:
+        v = plan.violations
+        if mode == "sample":
+            v = v.orderBy("t1", "t2").limit(int(sample))  # type: ignore[arg-type]
+        if v.schema["t1"].dataType != tid_type:
+            v = v.select("rule", F.col("t1").cast(tid_type), F.col("t2").cast(tid_type))
+        viol_frames.append(v)
+        if isinstance(plan.rule, UDFRule):
+            fix_frames.append(plan.details.get("_fixes"))
+        else:
+            fix_frames.append(_candidate_fixes(plan.rule, v, scope if shared else
+                                               df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in plan.rule.columns]),
+                                               tid_type, types))
+    violations = viol_frames[0]
+    for v in viol_frames[1:]:
+        violations = violations.unionByName(v)
+    empty_fix = spark.createDataFrame([], _FIX_SCHEMA.format(t=tid_type.simpleString()))
+    fixes = empty_fix
+    for f in fix_frames:
+        if f is not None:
+            fixes = fixes.unionByName(f)
+    for s in summaries:
+        s.details.pop("_fixes", None)
+    logical = "\n".join(f"{p.rule.name}: {p.logical}" for p in plans)
+    if shared:
+        consolidated = (f"Scope(tid, {', '.join(used)}) -- one shared scan, read once for "
+                        f"{', '.join(r.name for r in decl)}\n" +
+                        "\n".join(f"  {p.rule.name}: {p.logical.split(' -> ', 1)[1] if ' -> ' in p.logical else p.logical}"
+                                  for p in plans if not isinstance(p.rule, UDFRule)))
+    else:
+        consolidated = "(nothing to consolidate)\n" + logical
+    consolidated += "".join(f"\n{p.rule.name}: {p.logical}" for p in plans if isinstance(p.rule, UDFRule) and shared)
+    physical = "\n".join(f"{p.rule.name}: {p.physical}" for p in plans)
+    return DetectionResult(
+        table=name or (table if isinstance(table, str) else "table"), mode=mode, sample=sample,
+        rules=tuple(rule_list), summaries=tuple(summaries), violations=violations, candidate_fixes=fixes,
+        logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
+        scan_seconds=scan_seconds, shared_scope=scope if shared else None)
+
+
+def spark_plan(df: DataFrame, extended: bool = False) -> str:
+    """The text of Spark's physical plan for ``df`` (what ``df.explain()`` prints)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        df.explain(extended=extended)
+    return buf.getvalue()

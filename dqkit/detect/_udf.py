@@ -1,0 +1,261 @@
+"""Execution of UDF rules (BigDansing jobs, ``dqkit.rules.Job``) on Spark DataFrames.
+
+Logical to physical (§3.2, §4.2): labels are data flows; Scope runs as ``mapInPandas``; Block adds a
+blocking key; an Iterate over one blocked flow runs per block (``groupBy().applyInPandas``), over two
+blocked flows as a CoBlock (``cogroup``); a Detect with no Iterate gets UCrossProduct: each unordered
+pair of units once, inside each block, or, with no Block, over hash partitions paired i <= j (an
+equi-join on the partition pair, never a cartesian product). Every callable sees pandas frames on
+executors, never single rows on the driver.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit.errors import RuleError
+from dqkit.rules import UDFRule
+from dqkit.sources import read_table
+
+BLOCK = "_dq_block"
+FIX_COLS = ("tid", "attr", "value", "op", "rhs_tid", "rhs_attr", "rhs_value", "constant")
+
+
+def levenshtein(a: Any, b: Any) -> np.ndarray:
+    """Edit distance of each pair ``(a[i], b[i])`` of strings, vectorised over the pairs (numpy DP)."""
+    a = ["" if x is None else str(x) for x in a]
+    b = ["" if x is None else str(x) for x in b]
+    n = len(a)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    la = np.array([len(x) for x in a])
+    lb = np.array([len(x) for x in b])
+    ma, mb = int(la.max(initial=0)), int(lb.max(initial=0))
+    A = np.full((n, ma), -1, dtype=np.int64)
+    B = np.full((n, mb), -2, dtype=np.int64)
+    for i, s in enumerate(a):
+        if s:
+            A[i, :len(s)] = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
+    for i, s in enumerate(b):
+        if s:
+            B[i, :len(s)] = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
+    prev = np.tile(np.arange(mb + 1, dtype=np.int64), (n, 1))
+    out = lb.copy() if ma == 0 else np.zeros(n, dtype=np.int64)
+    for i in range(1, ma + 1):
+        cur = np.empty_like(prev)
+        cur[:, 0] = i
+        cost = (A[:, i - 1][:, None] != B).astype(np.int64)
+        for j in range(1, mb + 1):
+            cur[:, j] = np.minimum(np.minimum(prev[:, j] + 1, cur[:, j - 1] + 1), prev[:, j - 1] + cost[:, j - 1])
+        done = la == i
+        out[done] = cur[done, lb[done]]
+        prev = cur
+    return out
+
+
+def similarity(a: Any, b: Any) -> np.ndarray:
+    """Normalised Levenshtein similarity ``1 - d / max(len)`` (1.0 for two empty strings)."""
+    d = levenshtein(a, b)
+    m = np.array([max(len(str(x or "")), len(str(y or ""))) for x, y in zip(a, b)], dtype=float)
+    return np.where(m == 0, 1.0, 1.0 - d / np.maximum(m, 1))
+
+
+def _pair_frame(pdf, i: np.ndarray, j: np.ndarray, cols: list[str]):
+    import pandas as pd
+
+    data = {}
+    for c in cols:
+        v = pdf[c].to_numpy()
+        data[f"{c}_1"] = v[i]
+        data[f"{c}_2"] = v[j]
+    return pd.DataFrame(data)
+
+
+def _ucross_block(pdf, cols: list[str]):
+    """UCrossProduct inside one block: each unordered pair once, ordered by tid."""
+    pdf = pdf.sort_values("tid", kind="stable").reset_index(drop=True)
+    i, j = np.triu_indices(len(pdf), k=1)
+    return _pair_frame(pdf, i, j, cols)
+
+
+def _mask(result: Any, n: int) -> np.ndarray:
+    m = np.asarray(result, dtype=bool)
+    if m.shape != (n,):
+        raise RuleError(f"Detect returned {m.shape} values for {n} candidates; return one boolean per candidate")
+    return m
+
+
+def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
+    """Build the physical plan of a UDF rule (lazy), returning a detection ``_Plan``."""
+    from dqkit.detect import TID, _Plan, tuple_ids
+
+    flows: dict[str, DataFrame] = {}
+    blocked: dict[str, bool] = {}
+    logical: list[str] = []
+    physical: list[str] = []
+    detect_op = [op for op in rule.operators if op.kind == "detect"]
+    if len(detect_op) != 1:
+        raise RuleError(f"job {rule.name!r}: dqkit runs one Detect per job; split it into several jobs")
+    detect_op = detect_op[0]
+    genfix = next((op for op in rule.operators if op.kind == "genfix"), None)
+    for op in rule.operators:
+        if op.kind == "input":
+            df = read_table(op.fn, spark)
+            key = op.options.get("key")
+            if key is None and "tid" in df.columns:
+                key = "tid"
+            base = df.select(tuple_ids(df, key).cast("string").alias("tid"),
+                             *[F.col(f"`{c}`") for c in df.columns if c != "tid"])
+            for lab in op.options["labels"]:
+                flows[lab], blocked[lab] = base, False
+            logical.append(f"Input -> {', '.join(op.options['labels'])}")
+        elif op.kind == "scope":
+            lab = op.inputs[0]
+            df = flows[lab]
+            if isinstance(op.fn, (list, tuple)):
+                flows[lab] = df.select("tid", *[F.col(f"`{c}`") for c in op.fn if c != "tid"])
+                physical.append(f"PScope[{lab}]: projection")
+            else:
+                fn = op.fn
+                schema = op.options.get("schema") or df.schema
+                flows[lab] = df.mapInPandas(lambda it, fn=fn: (fn(p) for p in it), schema)
+                physical.append(f"PScope[{lab}]: mapInPandas")
+            logical.append(f"{op.name}[{lab}]")
+        elif op.kind == "block":
+            lab = op.inputs[0]
+            df = flows[lab]
+            if isinstance(op.fn, str) or isinstance(op.fn, (list, tuple)):
+                cols = [op.fn] if isinstance(op.fn, str) else list(op.fn)
+                missing = [c for c in cols if c not in df.columns]
+                if missing:
+                    raise RuleError(f"job {rule.name!r}: Block on unknown column {missing[0]!r} of flow {lab!r}",
+                                    hint=f"columns: {', '.join(df.columns)}")
+                key = F.col(f"`{cols[0]}`").cast("string") if len(cols) == 1 else F.to_json(F.struct(*cols))
+                flows[lab] = df.withColumn(BLOCK, key)
+            else:
+                fn = op.fn
+
+                def add_key(it, fn=fn):
+                    for p in it:
+                        p = p.copy()
+                        p[BLOCK] = [None if k is None else str(k) for k in fn(p)]
+                        yield p
+                flows[lab] = df.mapInPandas(add_key, T.StructType(
+                    [f for f in df.schema.fields if f.name != BLOCK] + [T.StructField(BLOCK, T.StringType())]))
+            flows[lab] = flows[lab].where(F.col(BLOCK).isNotNull())
+            blocked[lab] = True
+            logical.append(f"{op.name}[{lab}]")
+            physical.append(f"PBlock[{lab}]: hash grouping")
+        elif op.kind == "iterate":
+            ins = list(op.inputs)
+            fn = op.fn
+            schema = op.options["schema"]
+            if len(ins) == 2 and all(blocked[x] for x in ins):
+                g1 = flows[ins[0]].groupBy(BLOCK)
+                g2 = flows[ins[1]].groupBy(BLOCK)
+                out = g1.cogroup(g2).applyInPandas(
+                    lambda p1, p2, fn=fn: fn([p1.drop(columns=[BLOCK]), p2.drop(columns=[BLOCK])]), schema)
+                physical.append(f"CoBlock({', '.join(ins)}) -> PIterate -> {op.output}")
+            elif len(ins) == 1 and blocked[ins[0]]:
+                out = flows[ins[0]].groupBy(BLOCK).applyInPandas(
+                    lambda p, fn=fn: fn([p.drop(columns=[BLOCK])]), schema)
+                physical.append(f"PBlock({ins[0]}) -> PIterate -> {op.output}")
+            elif len(ins) == 1:
+                out = flows[ins[0]].groupBy(F.lit(0).alias(BLOCK)).applyInPandas(
+                    lambda p, fn=fn: fn([p.drop(columns=[BLOCK], errors="ignore")]), schema)
+                physical.append(f"PIterate({ins[0]}, one group) -> {op.output}")
+            else:
+                raise RuleError(f"job {rule.name!r}: Iterate over {len(ins)} flows needs each of them blocked "
+                                f"(CoBlock) and at most two flows")
+            if "tid" not in out.columns:
+                raise RuleError(f"job {rule.name!r}: the schema of Iterate {op.output!r} must have a 'tid' column")
+            flows[op.output], blocked[op.output] = out, False
+            logical.append(f"{op.name}[{', '.join(ins)} -> {op.output}]")
+    # Detect (+ default Iterate)
+    lab = detect_op.inputs[0]
+    df = flows[lab]
+    fn = detect_op.fn
+    cols = [c for c in df.columns if c != BLOCK]
+    fields = {f.name: f for f in df.schema.fields}
+    if detect_op.options["input"] == "units":
+        def det_units(it, fn=fn):
+            for p in it:
+                yield p[_mask(fn(p), len(p))]
+        cand = df.mapInPandas(det_units, df.schema).withColumnRenamed("tid", "tid_1") \
+            .withColumn("tid_2", F.lit(None).cast("string"))
+        physical.append(f"PDetect[{lab}]: mapInPandas over units")
+        operator = "Scope+Detect"
+    else:
+        pair_schema = T.StructType([T.StructField(f"{c}_{k}", fields[c].dataType) for c in cols for k in (1, 2)])
+
+        def det_pairs(p, fn=fn):
+            c = _ucross_block(p, cols)
+            return c[_mask(fn(c), len(c))] if len(c) else c
+        if blocked[lab]:
+            cand = df.groupBy(BLOCK).applyInPandas(det_pairs, pair_schema)
+            operator = "Block+UCrossProduct"
+            physical.append(f"UCrossProduct inside blocks of {lab} -> PDetect (applyInPandas per block)")
+        else:
+            operator = "UCrossProduct"
+            b = max(1, nb_parts)
+            part = df.withColumn("_dq_h", F.pmod(F.xxhash64("tid"), F.lit(b)).cast("int"))
+            pt = spark.createDataFrame([(i * b + j, i, j) for i in range(b) for j in range(i, b)],
+                                       "_dq_pair int, _dq_i int, _dq_j int")
+            left = part.join(F.broadcast(pt), F.col("_dq_h") == F.col("_dq_i")).withColumn("_dq_side", F.lit(0))
+            right = part.join(F.broadcast(pt), (F.col("_dq_h") == F.col("_dq_j")) & (F.col("_dq_i") != F.col("_dq_j"))) \
+                .withColumn("_dq_side", F.lit(1))
+            both = left.unionByName(right).select("_dq_pair", "_dq_side", *cols)
+
+            def det_all(p, fn=fn):
+                lo = p[p["_dq_side"] == 0].drop(columns=["_dq_pair", "_dq_side"])
+                hi = p[p["_dq_side"] == 1].drop(columns=["_dq_pair", "_dq_side"])
+                if len(hi) == 0:
+                    c = _ucross_block(lo, cols)
+                else:
+                    i, j = np.meshgrid(np.arange(len(lo)), np.arange(len(hi)), indexing="ij")
+                    import pandas as pd
+                    both_ = pd.concat([lo, hi], ignore_index=True)
+                    i, j = i.ravel(), j.ravel() + len(lo)
+                    t = both_["tid"].to_numpy()
+                    swap = t[i] > t[j]
+                    i2, j2 = np.where(swap, j, i), np.where(swap, i, j)
+                    c = _pair_frame(both_, i2, j2, cols)
+                return c[_mask(fn(c), len(c))] if len(c) else c
+            cand = both.groupBy("_dq_pair").applyInPandas(det_all, pair_schema)
+            physical.append(f"UCrossProduct over {b} hash partitions paired i <= j "
+                            f"(equi-join on the pair id, no cartesian product) -> PDetect")
+    viol = cand.select(F.lit(rule.name).alias("rule"), F.col("tid_1").alias("t1"), F.col("tid_2").alias("t2"))
+    logical.append(f"{detect_op.name}[{lab}]")
+    fixes = None
+    if genfix is not None:
+        gfn = genfix.fn
+        out_schema = T.StructType([T.StructField(c, T.StringType()) for c in
+                                   ("t1", "t2") + FIX_COLS + ("kind", "fix")])
+
+        def gen(it, gfn=gfn):
+            import pandas as pd
+            for p in it:
+                f = gfn(p)
+                f = pd.DataFrame(f) if not isinstance(f, pd.DataFrame) else f.copy()
+                for c in ("t1", "t2") + FIX_COLS:
+                    if c not in f.columns:
+                        f[c] = None
+                f = f.astype(object).where(f.notna(), None)
+                for c in ("t1", "t2") + FIX_COLS:
+                    f[c] = [None if v is None else str(v) for v in f[c]]
+                f["kind"] = "udf"
+                rhs = [f"{t}[{a}]" if t is not None else (k if k is not None else "")
+                       for t, a, k in zip(f["rhs_tid"], f["rhs_attr"], f["constant"])]
+                f["fix"] = [f"{t}[{a}] {o} {r}" for t, a, o, r in zip(f["tid"], f["attr"], f["op"], rhs)]
+                yield f[list(out_schema.names)]
+        fixes = cand.mapInPandas(gen, out_schema).select(F.lit(rule.name).alias("rule"), *out_schema.names)
+        logical.append(f"{genfix.name}[{lab}]")
+        physical.append("PGenFix: mapInPandas over violations")
+
+    def count():
+        return cand.count(), None
+
+    return _Plan(rule, operator, " -> ".join(logical), "; ".join(physical), viol, count, {"_fixes": fixes})
