@@ -1,0 +1,265 @@
+"""Plain-Python controllers behind the widgets: state and calls into dqkit, no ipywidgets.
+
+The views in this package bind ipywidgets to these objects; tests drive the controllers (and the
+views) headlessly. Controllers call dqkit's public API only.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from dqkit.delta import STAGES, DeltaResult, delta
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.progress import BackgroundRun, JobProgress
+from dqkit.session import get_spark
+from dqkit.sources import DatabaseSource, describe, read_database
+
+Listener = Callable[[str], None]
+
+
+class _Observable:
+    """A minimal observer list: ``on_change(fn)``; ``fn(what)`` is called after each change."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def on_change(self, fn: Listener) -> None:
+        self._listeners.append(fn)
+
+    def _changed(self, what: str) -> None:
+        for fn in list(self._listeners):
+            fn(what)
+
+
+def error_text(exc: BaseException) -> str:
+    """A readable one-paragraph message for an error (no traceback)."""
+    if isinstance(exc, DqkitError):
+        return str(exc)
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+class TableListing(_Observable):
+    """The tables of one database source, their schemas and (on demand) their row counts."""
+
+    def __init__(self, source: DatabaseSource, spark: SparkSession | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.spark = spark
+        self.frames: dict[str, DataFrame] = {}
+        self.row_counts: dict[str, int] = {}
+        self.error: str | None = None
+        self.refresh()
+
+    @property
+    def label(self) -> str:
+        return describe(self.source)
+
+    @property
+    def tables(self) -> list[str]:
+        return list(self.frames)
+
+    def schema(self, table: str) -> list[tuple[str, str]]:
+        """(column, type) pairs of ``table``."""
+        return [(f.name, f.dataType.simpleString()) for f in self.frames[table].schema.fields]
+
+    def refresh(self) -> None:
+        """Re-read the source's table list (new or dropped tables show up); keeps known row counts."""
+        try:
+            self.frames = read_database(self.source, self.spark or get_spark())
+            self.error = None
+        except DqkitError as exc:
+            self.frames, self.error = {}, error_text(exc)
+        self.row_counts = {t: n for t, n in self.row_counts.items() if t in self.frames}
+        self._changed("tables")
+
+    def count_rows(self, tables: Iterable[str] | None = None) -> dict[str, int]:
+        """Count the rows of ``tables`` (default: all); one Spark job per table."""
+        for t in (self.tables if tables is None else tables):
+            if t in self.frames:
+                self.row_counts[t] = int(self.frames[t].count())
+        self._changed("row_counts")
+        return dict(self.row_counts)
+
+
+class DeltaController(_Observable):
+    """State and actions of the delta explorer: what to compare, how, and the outcome.
+
+    State: ``old``/``new`` listings, ``selected_tables`` (empty = every table), ``keys`` and
+    ``excluded`` ({table: [columns]}), ``stages``, ``abs_tol``/``rel_tol``. Outcome: ``status``
+    (idle/running/done/failed/cancelled), ``result`` (a ``DeltaResult``), ``error`` (readable text),
+    ``progress`` (a ``JobProgress``) and ``step`` (the last finished stage/table).
+    """
+
+    def __init__(self, old: DatabaseSource, new: DatabaseSource, *, spark: SparkSession | None = None) -> None:
+        super().__init__()
+        self.spark = spark or get_spark()
+        self.old = TableListing(old, self.spark)
+        self.new = TableListing(new, self.spark)
+        self.selected_tables: list[str] = []
+        self.keys: dict[str, list[str]] = {}
+        self.excluded: dict[str, list[str]] = {}
+        self.stages: list[str] = list(STAGES)
+        self.abs_tol = 0.0
+        self.rel_tol = 0.0
+        self.status = "idle"
+        self.result: DeltaResult | None = None
+        self.error: str | None = None
+        self.progress = JobProgress()
+        self.step = ""
+        self._run: BackgroundRun[DeltaResult] | None = None
+        self._prune()
+
+    # ----- what can be chosen
+    @property
+    def tables(self) -> list[str]:
+        """Tables of either version, in name order (one-sided ones are reported, not compared)."""
+        return sorted(set(self.old.tables) | set(self.new.tables))
+
+    @property
+    def one_sided(self) -> list[str]:
+        return sorted(set(self.old.tables) ^ set(self.new.tables))
+
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        """(column, type) pairs of ``table`` in the old version (the compared schema)."""
+        listing = self.old if table in self.old.frames else self.new
+        return listing.schema(table) if table in listing.frames else []
+
+    # ----- selections
+    def select_tables(self, tables: Sequence[str]) -> None:
+        unknown = [t for t in tables if t not in self.tables]
+        if unknown:
+            raise ParameterError(f"not a table of either version: {', '.join(unknown)}",
+                                 hint=f"tables: {', '.join(self.tables) or 'none'}")
+        self.selected_tables = [t for t in self.tables if t in tables]
+        self._changed("selection")
+
+    def set_key(self, table: str, columns: Sequence[str]) -> None:
+        self._set_columns(self.keys, table, columns)
+
+    def set_excluded(self, table: str, columns: Sequence[str]) -> None:
+        self._set_columns(self.excluded, table, columns)
+
+    def _set_columns(self, target: dict[str, list[str]], table: str, columns: Sequence[str]) -> None:
+        known = [c for c, _ in self.columns(table)]
+        unknown = [c for c in columns if c not in known]
+        if unknown:
+            raise ParameterError(f"no column {', '.join(unknown)} in table {table}",
+                                 hint=f"columns: {', '.join(known)}")
+        if columns:
+            target[table] = [c for c in known if c in columns]
+        else:
+            target.pop(table, None)
+        self._changed("selection")
+
+    def set_stages(self, stages: Sequence[str]) -> None:
+        self.stages = [s for s in STAGES if s in stages]
+        self._changed("selection")
+
+    def set_tolerance(self, abs_tol: float = 0.0, rel_tol: float = 0.0) -> None:
+        self.abs_tol, self.rel_tol = float(abs_tol), float(rel_tol)
+        self._changed("selection")
+
+    def refresh_tables(self) -> None:
+        """Re-read both table lists; selections that still exist are kept, the others dropped."""
+        self.old.refresh()
+        self.new.refresh()
+        self._prune()
+        self._changed("tables")
+
+    def _prune(self) -> None:
+        tables = set(self.tables)
+        self.selected_tables = [t for t in self.selected_tables if t in tables]
+        for target in (self.keys, self.excluded):
+            for table in list(target):
+                known = {c for c, _ in self.columns(table)} if table in tables else set()
+                kept = [c for c in target[table] if c in known]
+                if kept:
+                    target[table] = kept
+                else:
+                    del target[table]
+        listing_error = self.old.error or self.new.error
+        if listing_error:
+            self.error = listing_error
+
+    # ----- running
+    def arguments(self) -> dict[str, Any]:
+        """The keyword arguments ``dqkit.delta.delta`` gets for the current selections."""
+        return {"tables": list(self.selected_tables) or None,
+                "exclude": [f"{t}.{c}" for t, cols in sorted(self.excluded.items()) for c in cols],
+                "keys": {t: list(cols) for t, cols in sorted(self.keys.items())},
+                "stages": list(self.stages), "abs_tol": self.abs_tol, "rel_tol": self.rel_tol}
+
+    def start(self, on_done: Callable[[DeltaController], None] | None = None) -> BackgroundRun[DeltaResult]:
+        """Start the comparison in a background thread (so a cancel button stays clickable)."""
+        if self.status == "running":
+            raise ParameterError("a comparison is already running", hint="wait for it or cancel it")
+        args = self.arguments()
+        self.status, self.error, self.result, self.step = "running", None, None, ""
+        self.progress = JobProgress()
+        self._changed("status")
+        run: BackgroundRun[DeltaResult]
+
+        def on_step(stage: str, table: str, done: int, total: int) -> None:
+            run.check_cancelled()
+            self.step = f"{stage}: {table} ({done}/{total} tables)"
+            self._changed("progress")
+
+        def work() -> DeltaResult:
+            return delta(self.old.source, self.new.source, spark=self.spark, progress=on_step, **args)
+
+        def on_progress(p: JobProgress) -> None:
+            self.progress = p
+            self._changed("progress")
+
+        def on_finish(r: BackgroundRun[DeltaResult]) -> None:
+            self.status = r.status
+            self.progress = r.progress
+            if r.status == "done":
+                self.result = r.result
+            else:
+                self.error = error_text(r.error) if r.error is not None else r.status
+            self._changed("status")
+            if on_done is not None:
+                on_done(self)
+
+        run = BackgroundRun(work, spark=self.spark, on_progress=on_progress, on_finish=on_finish)
+        self._run = run
+        run.start()
+        return run
+
+    def run(self, timeout: float | None = None) -> DeltaResult | None:
+        """Run the comparison with the current selections and wait; returns the result (None on error).
+
+        Errors do not raise: they land in ``error`` (readable text) and ``status``.
+        """
+        run = self.start()
+        run.wait(timeout)
+        return self.result
+
+    def cancel(self) -> None:
+        """Cancel a running comparison; it ends with status ``cancelled`` and no result."""
+        if self._run is not None:
+            self._run.cancel()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._run.wait(timeout) if self._run is not None else True
+
+    def as_parameters(self) -> dict[str, str]:
+        """The selections as ``dqkit report delta`` parameters (strings), to reproduce the run."""
+        args = self.arguments()
+        return {"old": describe(self.old.source), "new": describe(self.new.source),
+                "tables": ",".join(args["tables"] or []),
+                "keys": ";".join(f"{t}={','.join(c)}" for t, c in args["keys"].items()),
+                "exclude": ",".join(args["exclude"]), "stages": ",".join(args["stages"]),
+                "abs_tol": str(self.abs_tol), "rel_tol": str(self.rel_tol)}
+
+
+def keys_from_mapping(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, list[str]]:
+    """Normalise {table: "a,b" | [a, b]} to {table: [a, b]}."""
+    out: dict[str, list[str]] = {}
+    for t, cols in (keys or {}).items():
+        out[t] = [c.strip() for c in cols.split(",")] if isinstance(cols, str) else list(cols)
+    return out

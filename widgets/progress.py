@@ -1,0 +1,63 @@
+"""SparkProgress: a progress bar over the running Spark jobs of a run, with a cancel button."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import ipywidgets as W
+from pyspark.sql import SparkSession
+
+from dqkit.progress import BackgroundRun, JobProgress
+
+T = TypeVar("T")
+
+
+class SparkProgress(W.HBox):
+    """Tasks done / tasks known of the run's active Spark jobs, a status line and a Cancel button.
+
+    Works with classic Spark (status tracker) and Spark Connect (progress handler) through
+    ``dqkit.progress.BackgroundRun``. Use ``start(fn)`` to run any function with it, or ``track(run)``
+    and ``show(...)`` when a controller owns the run.
+    """
+
+    def __init__(self) -> None:
+        self.bar = W.IntProgress(value=0, min=0, max=100, description="", layout=W.Layout(width="260px"))
+        self.label = W.Label("")
+        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="warning",
+                                      disabled=True, tooltip="cancel the running Spark jobs")
+        self.cancel_button.on_click(lambda _: self.cancel())
+        self.run: BackgroundRun[Any] | None = None
+        super().__init__([self.bar, self.cancel_button, self.label])
+
+    def start(self, fn: Callable[[], T], *, spark: SparkSession | None = None) -> BackgroundRun[T]:
+        """Run ``fn()`` in the background with tagged, cancellable Spark jobs and live progress."""
+        run: BackgroundRun[T] = BackgroundRun(fn, spark=spark, on_progress=lambda p: self.show(p),
+                                              on_finish=lambda r: self.finish(r.status))
+        self.track(run)
+        run.start()
+        return run
+
+    def track(self, run: BackgroundRun[Any]) -> None:
+        """Bind the Cancel button to ``run``."""
+        self.run = run
+        self.bar.value, self.bar.bar_style = 0, ""
+        self.cancel_button.disabled = False
+        self.label.value = "starting"
+
+    def cancel(self) -> None:
+        if self.run is not None and self.run.running:
+            self.label.value = "cancelling"
+            self.run.cancel()
+
+    def show(self, progress: JobProgress, step: str = "") -> None:
+        """Show a progress snapshot (and the last finished step)."""
+        self.bar.value = int(round(100 * progress.fraction))
+        tasks = f"{progress.completed_tasks}/{progress.total_tasks} tasks" if progress.total_tasks else "working"
+        self.label.value = f"{step + '; ' if step else ''}{tasks}"
+
+    def finish(self, status: str, message: str = "") -> None:
+        """Show the end of a run: done, failed or cancelled."""
+        self.cancel_button.disabled = True
+        self.bar.value = 100 if status == "done" else self.bar.value
+        self.bar.bar_style = {"done": "success", "failed": "danger", "cancelled": "warning"}.get(status, "")
+        self.label.value = message or status
