@@ -1,0 +1,49 @@
+"""``dqkit report NAME -p KEY VALUE ... -o OUTDIR``: run a template notebook into a reproducible report."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dqkit.cli import EXIT_ERROR, EXIT_SAME
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``report`` subcommand."""
+    p = sub.add_parser(
+        "report", help="execute a report template (papermill) into OUTDIR as .ipynb and .html",
+        description="Execute the template notebook NAME with papermill and write OUTDIR/NAME_report.ipynb "
+                    "(the executed notebook) and OUTDIR/NAME_report.html (code hidden, charts embedded, "
+                    "self-contained). Exit 0 on success, 2 when the run fails (the notebook then "
+                    "carries the error at the top).",
+        epilog="Example: dqkit report delta -p old data/users/old -p new data/users/new -p key users=id "
+               "-o reports/users. Repeatable: -p key TABLE=COL[,COL] (joined with ';'), -p table T and "
+               "-p exclude T[.COL] (joined with ',').")
+    p.add_argument("name", metavar="NAME", help="template name, e.g. delta")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="a template parameter (repeat for more)")
+    p.add_argument("-o", "--out", required=True, metavar="OUTDIR", help="folder for the executed notebook and HTML")
+    p.add_argument("--kernel", default="python3", help="Jupyter kernel to execute with (default: python3)")
+    p.add_argument("--list-parameters", action="store_true", help="list the template's parameters and exit")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the report; print where it went; exit 2 with the cause when it fails."""
+    from dqkit.report import collect_parameters, run_report, template_parameters
+
+    known = template_parameters(args.name)
+    if args.list_parameters:
+        for name, spec in known.items():
+            print(f"{name} = {spec.get('default')}    # {spec.get('help', '')}")
+        return EXIT_SAME
+    parameters = collect_parameters(args.parameter, known)
+    outcome = run_report(args.name, parameters, args.out, kernel_name=args.kernel)
+    if not outcome.ok:
+        print(f"dqkit: error: the {args.name} report failed: {outcome.error_class}: {outcome.error}",
+              file=sys.stderr)
+        print(f"dqkit: the executed notebook (error at the top) is {outcome.notebook}", file=sys.stderr)
+        print(f"dqkit: report written to {outcome.html}", file=sys.stderr)
+        return EXIT_ERROR
+    print(outcome.html)
+    print(f"dqkit: executed notebook {outcome.notebook} ({outcome.seconds:.1f} s)", file=sys.stderr)
+    return EXIT_SAME
