@@ -1,0 +1,193 @@
+"""Headless tests of the widget layer: set selections and click buttons, then assert state and results."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from dqkit.errors import CancelledError
+from dqkit.progress import BackgroundRun
+from dqkit.render import atomic_folder
+from dqkit.widgets import ColumnPicker, DeltaController, DeltaExplorer, SparkProgress, TablePicker
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "users"
+
+
+def _write_db(folder: Path, tables: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in tables.items():
+        (folder / f"{name}.csv").write_text(text)
+    return folder
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_table_picker_lists_tables_with_schemas_and_counts_rows_on_demand(spark, tmp_path):
+    db = _write_db(tmp_path / "db", {"a": "x,y\n1,p\n2,q\n", "b": "z\n1\n"})
+    picker = TablePicker(db, spark=spark)
+    assert [v for _, v in picker.select.options] == ["a", "b"]
+    assert "x" in picker.schema.value and "int" in picker.schema.value
+    assert picker.listing.row_counts == {}  # nothing counted until asked
+    picker.value = ("a",)
+    picker.count_button.click()
+    assert picker.listing.row_counts == {"a": 2}
+    assert picker.value == ("a",)  # the relabelled options kept the selection
+    assert "2 rows" in dict((v, k) for k, v in picker.select.options)["a"]
+
+
+def test_column_picker_keeps_valid_selection_when_columns_change():
+    picker = ColumnPicker([("id", "int"), ("name", "string"), ("age", "int")])
+    seen = []
+    picker.on_select(seen.append)
+    picker.value = ("id", "age")
+    assert seen == [("id", "age")]
+    picker.set_columns([("id", "bigint"), ("name", "string")])
+    assert picker.value == ("id",)
+    assert seen == [("id", "age")]  # a refresh of the options is not a user change
+    assert ("id : bigint", "id") in picker.select.options
+
+
+def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark):
+    ex = DeltaExplorer(str(DATA / "old"), str(DATA / "new"), spark=spark)
+    assert ex.key_table.value == "users"
+    ex.key_picker.value = ("id",)
+    assert ex.controller.keys == {"users": ["id"]}
+    ex.run_button.click()
+    assert ex.controller.wait(180)
+    assert ex.status == "done", ex.error
+    result = ex.result
+    row = result.row_stats.set_index("table").loc["users"]
+    assert (row["differences"], row["percent"]) == (5, 71.4)
+    cols = result.column_stats("users").set_index("column")
+    assert cols.loc["salary", "max"] == 50 and cols.loc["name", "count"] == 1
+    rows_tab, cols_tab, samples_tab = (t.value for t in ex.tabs.children)
+    assert "DIFFERENT" in rows_tab and "71.4" in rows_tab and rows_tab.count("<img") == 2
+    assert "Column statistics: users" in cols_tab and "quartiles of users" in cols_tab
+    assert "Row delta sample: users" in samples_tab and "UPDATE sample: users" in samples_tab
+    assert "Karol" in samples_tab
+    assert ex.progress.cancel_button.disabled and ex.progress.bar.value == 100
+    assert not ex.run_button.disabled
+
+
+def test_refresh_of_the_table_list_keeps_valid_selections(spark, tmp_path):
+    old = _write_db(tmp_path / "old", {"a": "k,v\n1,2\n", "b": "k,w\n1,x\n"})
+    new = _write_db(tmp_path / "new", {"a": "k,v\n1,3\n", "b": "k,w\n1,x\n"})
+    ex = DeltaExplorer(str(old), str(new), spark=spark)
+    ex.table_picker.value = ("a", "b")
+    ex.key_table.value = "a"
+    ex.key_picker.value = ("k",)
+    ex.exclude_picker.value = ("v",)
+    ex.key_table.value = "b"
+    ex.key_picker.value = ("k",)
+    assert ex.controller.keys == {"a": ["k"], "b": ["k"]}
+    # b disappears from both versions, c appears
+    for side in (old, new):
+        (side / "b.csv").unlink()
+        (side / "c.csv").write_text("k\n1\n")
+    ex.refresh_button.click()
+    c = ex.controller
+    assert c.tables == ["a", "c"]
+    assert c.selected_tables == ["a"] and ex.table_picker.value == ("a",)
+    assert c.keys == {"a": ["k"]} and c.excluded == {"a": ["v"]}
+    assert ex.key_table.value == "a" and ex.key_picker.value == ("k",) and ex.exclude_picker.value == ("v",)
+    assert c.arguments()["exclude"] == ["a.v"]
+
+
+def test_controller_turns_selections_into_delta_arguments_and_report_parameters(spark):
+    c = DeltaController(str(DATA / "old"), str(DATA / "new"), spark=spark)
+    c.select_tables(["users"])
+    c.set_key("users", ["id"])
+    c.set_excluded("users", ["birthday"])
+    c.set_stages(["row", "dedup"])
+    c.set_tolerance(0.5, 0.01)
+    assert c.arguments() == {"tables": ["users"], "exclude": ["users.birthday"], "keys": {"users": ["id"]},
+                             "stages": ["dedup", "row"], "abs_tol": 0.5, "rel_tol": 0.01}
+    params = c.as_parameters()
+    assert params["keys"] == "users=id" and params["exclude"] == "users.birthday"
+    with pytest.raises(Exception, match="no column nope"):
+        c.set_key("users", ["nope"])
+
+
+def test_a_bad_key_is_shown_in_the_widget_as_a_readable_message(spark):
+    ex = DeltaExplorer(str(DATA / "old"), str(DATA / "new"), keys={"users": "id"},
+                       exclude={"users": ["id"]}, spark=spark)
+    assert ex.run(120) is None
+    assert ex.status == "failed"
+    assert "key column users.id is excluded" in ex.error
+    assert "key column users.id is excluded" in ex.message.value and "Traceback" not in ex.message.value
+    assert ex.progress.bar.bar_style == "danger"
+
+
+def test_a_schema_mismatch_is_shown_in_the_widget(spark, tmp_path):
+    old = _write_db(tmp_path / "old", {"t": "k,v\n1,2\n"})
+    new = _write_db(tmp_path / "new", {"t": "k,v\n1,x\n"})
+    ex = DeltaExplorer(str(old), str(new), spark=spark)
+    ex.run(120)
+    assert ex.status == "failed"
+    assert "different schemas" in ex.message.value and "t.v is int in the old version" in ex.message.value
+
+
+def test_values_reaching_the_widget_html_are_escaped(spark, tmp_path):
+    old = _write_db(tmp_path / "old", {"t": "k,v\n1,a\n"})
+    new = _write_db(tmp_path / "new", {"t": "k,v\n1,<script>alert(1)</script>\n"})
+    ex = DeltaExplorer(str(old), str(new), spark=spark)
+    ex.stage_boxes["column"].value = False  # the row delta sample shows the value; no need to pair
+    assert ex.controller.stages == ["dedup", "row"]
+    ex.run(120)
+    assert ex.status == "done", ex.error
+    samples = ex.tabs.children[2].value
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in samples and "<script>alert" not in samples
+
+
+def _slow_tables(spark, seconds: float = 0.05):
+    @F.udf("long")
+    def slow(x):
+        import time as _t
+
+        _t.sleep(seconds)
+        return x
+
+    old = spark.range(0, 240, numPartitions=2).withColumn("v", slow("id"))
+    new = spark.range(0, 240, numPartitions=2).withColumn("v", slow("id") + 1)
+    return {"t": old}, {"t": new}
+
+
+def test_cancel_button_stops_the_running_spark_job(spark):
+    old, new = _slow_tables(spark)
+    ex = DeltaExplorer(old, new, keys={"t": "id"}, spark=spark)
+    ex.run_button.click()
+    assert _wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
+    assert not ex.progress.cancel_button.disabled
+    started = time.monotonic()
+    ex.progress.cancel_button.click()
+    assert ex.controller.wait(60)
+    assert time.monotonic() - started < 30
+    assert ex.status == "cancelled" and ex.result is None
+    assert "cancelled" in ex.error and "Cancelled" in ex.message.value
+    assert _wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)
+
+
+def test_a_cancelled_run_writes_nothing(spark, tmp_path):
+    old, _ = _slow_tables(spark)
+    target = tmp_path / "out"
+
+    def write() -> None:
+        atomic_folder(target, lambda tmp: old["t"].write.parquet(str(tmp / "t")))
+
+    bar = SparkProgress()
+    run: BackgroundRun = bar.start(write, spark=spark)
+    assert _wait_for(lambda: run.progress.running, 60)
+    bar.cancel_button.click()
+    assert run.wait(60)
+    assert run.status == "cancelled" and isinstance(run.error, CancelledError)
+    assert bar.label.value == "cancelled" and bar.cancel_button.disabled
+    assert not target.exists() and list(tmp_path.iterdir()) == []
