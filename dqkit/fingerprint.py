@@ -131,6 +131,6 @@ def group_fingerprint(hi: Column, lo: Column) -> Column:
     """
     def _sum_mod(c: Column) -> Column:
         total = F.sum(c.cast("decimal(38,0)"))
-        return F.pmod(total, F.lit(_TWO64).cast("decimal(38,0)")).cast("decimal(20,0)")
+        return F.pmod(total, F.lit(str(_TWO64)).cast("decimal(38,0)")).cast("decimal(20,0)")
 
     return F.struct(F.count(F.lit(1)).alias("rows"), _sum_mod(hi).alias("sum_hi"), _sum_mod(lo).alias("sum_lo"))

@@ -1,0 +1,392 @@
+"""Diftong's delta: the paper's scenarios as golden tests, oracle properties, and bad input."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import functions as F
+
+from dqkit.delta import delta
+from dqkit.errors import (
+    ParameterError,
+    ReservedColumnError,
+    SchemaMismatchError,
+    SourceError,
+    UnknownColumnError,
+    UnknownTableError,
+    UnsupportedTypeError,
+)
+
+USERS = "data/users"
+
+
+def _frame(rows):
+    return {tuple(r) for r in rows}
+
+
+# ---------------------------------------------------------------- the paper's running example
+
+@pytest.fixture(scope="module")
+def users_result(spark):
+    return delta(f"{USERS}/old", f"{USERS}/new", keys={"users": "id"}, spark=spark)
+
+
+def test_users_example_has_71_4_percent_difference(users_result):
+    s = users_result.tables["users"].row_stats
+    assert (s["rows_old"], s["rows_new"], s["rows_abs_diff"]) == (3, 5, 2)
+    assert (s["dedup_rows_old"], s["dedup_rows_new"], s["dedup_abs_diff"]) == (3, 4, 1)
+    assert s["differences"] == 5 and s["percent"] == 71.4
+    assert not users_result.identical
+
+
+def test_users_dedup_gives_row_count_2_for_the_duplicated_id(users_result):
+    ddb2 = {r.id: r.row_count for r in users_result.dedup("users", "new").collect()}
+    assert ddb2 == {1: 1, 2: 2, 3: 1, 4: 1}
+    assert {r.row_count for r in users_result.dedup("users", "old").collect()} == {1}
+
+
+def test_users_row_delta_marks_updates_as_delete_plus_insert(users_result):
+    rows = {(r.id, r.row_count, r.validation_status) for r in users_result.row_delta("users").collect()}
+    assert rows == {(2, 1, "DELETE"), (2, 2, "INSERT"), (3, 1, "DELETE"), (3, 1, "INSERT"), (4, 1, "INSERT")}
+
+
+def test_users_column_stats_show_one_difference_per_column_with_equal_statistics(users_result):
+    stats = users_result.tables["users"].column_stats
+    assert set(stats) == {"name", "salary", "birthday", "row_count"}
+    for col, s in stats.items():
+        assert s["count"] == 1, col
+        assert s["min"] == s["max"] == s["q1"] == s["median"] == s["q3"], col
+
+
+def test_users_col_delta_excludes_identical_and_one_sided_rows(users_result):
+    ids = {r.id for r in users_result.col_delta("users").collect()}
+    assert ids == {2, 3}
+
+
+def test_users_update_view_lists_changed_columns(users_result):
+    ups = {r.id: sorted(r.changed_columns) for r in users_result.updates("users").collect()}
+    assert ups == {2: ["row_count"], 3: ["birthday", "name", "salary"]}
+
+
+def test_users_row_delta_patches_ddb1_into_ddb2(users_result):
+    ddb1 = _frame(users_result.dedup("users", "old").collect())
+    ddb2 = _frame(users_result.dedup("users", "new").collect())
+    rd = users_result.row_delta("users").collect()
+    deletes = {tuple(r)[:-1] for r in rd if r.validation_status == "DELETE"}
+    inserts = {tuple(r)[:-1] for r in rd if r.validation_status == "INSERT"}
+    assert (ddb1 - deletes) | inserts == ddb2
+
+
+def test_calc_diff_units_string_is_edit_distance_date_is_days_row_count_is_absolute(spark):
+    old = spark.createDataFrame([(1, "R", dt.date(2020, 1, 1), 1.5, True)],
+                                "k int, flag string, d date, x double, b boolean")
+    new = spark.createDataFrame([(1, "r", dt.date(2020, 1, 2), 1.0, False)] + [(2, "N", None, None, None)] * 11,
+                                "k int, flag string, d date, x double, b boolean")
+    old = old.unionByName(spark.createDataFrame([(2, "N", None, None, None)], old.schema))
+    res = delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)
+    deltas = {r.k: r.asDict() for r in res.col_delta("t").collect()}
+    assert deltas[1]["flag"] == 1 and deltas[1]["d"] == 1 and deltas[1]["x"] == 0.5 and deltas[1]["b"] == 1
+    assert deltas[2]["row_count"] == 10 and deltas[2]["flag"] is None
+
+
+# ---------------------------------------------------------------- quartiles
+
+def test_quartiles_of_row_count_deltas_1_2_3_10_are_exact_interpolated(spark):
+    base = spark.createDataFrame([(i, f"v{i}") for i in range(6)], "k int, v string")
+    extra = [(0, "v0")] * 1 + [(1, "v1")] * 2 + [(2, "v2")] * 3 + [(3, "v3")] * 10
+    new = base.unionByName(spark.createDataFrame(extra, base.schema))
+    res = delta({"t": base}, {"t": new}, keys={"t": "k"}, spark=spark)
+    s = res.tables["t"].column_stats["row_count"]
+    assert (s["count"], s["min"], s["max"]) == (4, 1, 10)
+    assert (s["q1"], s["median"], s["q3"]) == (1.75, 2.5, 4.75)
+    assert res.tables["t"].column_stats["v"] == {"count": 0, "max": None, "min": None, "q1": None,
+                                                 "median": None, "q3": None, "null_changes": 0}
+
+
+# ---------------------------------------------------------------- TPC-H test cases 1 and 2
+
+def _tpch_like(spark, n_l=30, n_r=10):
+    """Test case 2 at small scale: N_L lineitem rows of which N_R have flag 'R', plus orders."""
+    flags = ["R"] * n_r + ["A", "N"] * ((n_l - n_r) // 2) + ["A"] * ((n_l - n_r) % 2)
+    lineitem = spark.createDataFrame(
+        [(i // 3 + 1, i % 3 + 1, float(i), flags[i], dt.date(1995, 1, 1) + dt.timedelta(days=i)) for i in range(n_l)],
+        "l_orderkey long, l_linenumber int, l_price double, l_returnflag string, l_shipdate date")
+    orders = spark.createDataFrame([(k, dt.date(1994, 1, 1) + dt.timedelta(days=k), "x") for k in range(1, 11)],
+                                   "o_orderkey long, o_orderdate date, o_comment string")
+    non_r = lineitem.filter("l_returnflag != 'R'").orderBy("l_orderkey", "l_linenumber").limit(4).collect()
+    dups = []
+    for row, times in zip(non_r, (1, 2, 3, 10)):
+        dups += [tuple(row)] * times
+    new_row = [(10_000, 1, 1.0, "A", dt.date(1999, 1, 1))]
+    li_new = (lineitem.withColumn("l_returnflag", F.when(F.col("l_returnflag") == "R", "r")
+                                  .otherwise(F.col("l_returnflag")))
+              .unionByName(spark.createDataFrame(dups + new_row, lineitem.schema)))
+    or_new = orders.withColumn("o_orderdate", F.date_add("o_orderdate", 1))
+    return {"lineitem": lineitem, "orders": orders}, {"lineitem": li_new, "orders": or_new}
+
+
+def test_case_1_an_identical_copy_has_no_differences_and_column_validation_stops(spark):
+    old, _ = _tpch_like(spark)
+    copy = {n: df.select("*") for n, df in old.items()}
+    res = delta(old, copy, keys={"lineitem": ["l_orderkey", "l_linenumber"], "orders": "o_orderkey"}, spark=spark)
+    assert res.identical
+    for s in res.row_stats.to_dict("records"):
+        assert (s["rows_abs_diff"], s["dedup_abs_diff"], s["differences"], s["percent"]) == (0, 0, 0, 0.0)
+    assert all(t.column_stats is None for t in res.tables.values())
+    assert any("column validation stopped" in m for m in res.messages)
+
+
+def test_case_2_small_scale_meets_every_formula(spark):
+    n_l, n_r = 30, 10
+    old, new = _tpch_like(spark, n_l, n_r)
+    res = delta(old, new, keys={"lineitem": ["l_orderkey", "l_linenumber"], "orders": "o_orderkey"}, spark=spark)
+    li = res.tables["lineitem"].row_stats
+    assert (li["rows_old"], li["rows_new"], li["rows_abs_diff"]) == (n_l, n_l + 17, 17)
+    assert (li["dedup_rows_old"], li["dedup_rows_new"], li["dedup_abs_diff"]) == (n_l, n_l + 1, 1)
+    assert li["differences"] == 2 * n_r + 9
+    assert li["percent"] == round(100 * (2 * n_r + 9) / (2 * n_l + 1), 1)
+    cs = res.tables["lineitem"].column_stats
+    assert cs["l_returnflag"]["count"] == n_r
+    assert cs["l_returnflag"]["min"] == cs["l_returnflag"]["max"] == cs["l_returnflag"]["median"] == 1
+    assert (cs["row_count"]["count"], cs["row_count"]["min"], cs["row_count"]["max"]) == (4, 1, 10)
+    assert (cs["row_count"]["q1"], cs["row_count"]["median"], cs["row_count"]["q3"]) == (1.75, 2.5, 4.75)
+    assert cs["l_price"]["count"] == cs["l_shipdate"]["count"] == 0
+    inserts_only = res.row_delta("lineitem").filter("l_orderkey = 10000").collect()
+    assert [r.validation_status for r in inserts_only] == ["INSERT"]
+    assert res.col_delta("lineitem").filter("l_orderkey = 10000").count() == 0
+    o = res.tables["orders"].row_stats
+    assert (o["rows_abs_diff"], o["dedup_abs_diff"], o["differences"], o["percent"]) == (0, 0, 20, 100.0)
+    od = res.tables["orders"].column_stats["o_orderdate"]
+    assert od["count"] == 10 and od["min"] == od["max"] == 1
+
+
+def test_excluding_o_orderdate_makes_the_orders_difference_disappear(spark):
+    old, new = _tpch_like(spark)
+    res = delta(old, new, tables=["orders"], exclude=["orders.o_orderdate"], spark=spark)
+    o = res.tables["orders"].row_stats
+    assert (o["differences"], o["percent"]) == (0, 0.0)
+    assert res.identical
+
+
+def test_stages_run_separately_and_the_column_stage_reuses_the_row_stage(spark):
+    old, new = _tpch_like(spark)
+    keys = {"orders": "o_orderkey"}
+    dedup_only = delta(old, new, tables=["orders"], stages="dedup", spark=spark)
+    assert "differences" not in dedup_only.tables["orders"].row_stats
+    assert dedup_only.tables["orders"].row_stats["dedup_rows_old"] == 10
+    row = delta(old, new, tables=["orders"], stages=["dedup", "row"], keys=keys, spark=spark)
+    col = delta(old, new, tables=["orders"], stages="column", keys=keys, previous=row, spark=spark)
+    assert col.tables["orders"].row_delta is row.tables["orders"].row_delta
+    assert col.tables["orders"].column_stats["o_orderdate"]["count"] == 10
+
+
+# ---------------------------------------------------------------- properties against an oracle
+
+ROW = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from(["a", "b", ""])))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ROW, max_size=10), st.lists(ROW, max_size=10), st.integers(1, 5))
+def test_row_statistics_and_patch_property_match_a_brute_force_oracle(spark, old_rows, new_rows, parts):
+    schema = "k int, v string"
+    old = spark.createDataFrame(old_rows, schema).repartition(parts)
+    new = spark.createDataFrame(new_rows, schema).coalesce(1)
+    res = delta({"t": old}, {"t": new}, stages="dedup,row", spark=spark)
+    co, cn = Counter(old_rows), Counter(new_rows)
+    differ = [r for r in set(co) | set(cn) if co[r] != cn[r]]
+    s = res.tables["t"].row_stats
+    assert (s["rows_old"], s["rows_new"]) == (len(old_rows), len(new_rows))
+    assert (s["dedup_rows_old"], s["dedup_rows_new"]) == (len(co), len(cn))
+    assert s["differences"] == sum((co[r] > 0) + (cn[r] > 0) for r in differ)
+    total = len(co) + len(cn)
+    assert s["percent"] == (0.0 if total == 0 else round(100 * s["differences"] / total + 1e-9, 1))
+    ddb1 = {(*r, c) for r, c in co.items()}
+    ddb2 = {(*r, c) for r, c in cn.items()}
+    rd = res.row_delta("t").collect()
+    deletes = {(r.k, r.v, r.row_count) for r in rd if r.validation_status == "DELETE"}
+    inserts = {(r.k, r.v, r.row_count) for r in rd if r.validation_status == "INSERT"}
+    assert (ddb1 - deletes) | inserts == ddb2 and deletes <= ddb1 and not (inserts & ddb1)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ROW, min_size=1, max_size=12), st.lists(ROW, min_size=1, max_size=12))
+def test_results_do_not_depend_on_row_order_or_partition_count(spark, old_rows, new_rows):
+    schema = "k int, v string"
+    a = delta({"t": spark.createDataFrame(old_rows, schema).repartition(4)},
+              {"t": spark.createDataFrame(new_rows, schema)}, keys={"t": "k"}, spark=spark)
+    b = delta({"t": spark.createDataFrame(old_rows[::-1], schema).coalesce(1)},
+              {"t": spark.createDataFrame(new_rows[::-1], schema).repartition(3)}, keys={"t": "k"}, spark=spark)
+    assert a.to_dict()["tables"]["t"]["row_stats"] == b.to_dict()["tables"]["t"]["row_stats"]
+    assert a.tables["t"].column_stats == b.tables["t"].column_stats
+    assert sorted(map(tuple, a.row_delta("t").collect()), key=repr) == sorted(
+        map(tuple, b.row_delta("t").collect()), key=repr)
+
+
+# ---------------------------------------------------------------- beyond the paper
+
+def test_float_tolerance_treats_close_values_as_equal_in_column_validation(spark):
+    old = spark.createDataFrame([(1, 100.0, "a"), (2, 5.0, "b")], "k int, x double, s string")
+    new = spark.createDataFrame([(1, 100.0000001, "a"), (2, 6.0, "b")], "k int, x double, s string")
+    exact = delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)
+    loose = delta({"t": old}, {"t": new}, keys={"t": "k"}, abs_tol=1e-3, spark=spark)
+    assert exact.tables["t"].column_stats["x"]["count"] == 2
+    assert loose.tables["t"].column_stats["x"]["count"] == 1
+    assert loose.tables["t"].column_stats["x"]["max"] == pytest.approx(1.0)
+    rel = delta({"t": old}, {"t": new}, keys={"t": "k"}, rel_tol=0.5, spark=spark)
+    assert rel.tables["t"].column_stats["x"]["count"] == 0
+
+
+def test_composite_keys_pair_rows_and_null_to_value_changes_are_counted(spark):
+    old = spark.createDataFrame([(1, 1, "a"), (1, 2, None)], "a int, b int, v string")
+    new = spark.createDataFrame([(1, 1, "z"), (1, 2, "q")], "a int, b int, v string")
+    res = delta({"t": old}, {"t": new}, keys={"t": ["a", "b"]}, spark=spark)
+    s = res.tables["t"].column_stats["v"]
+    assert s["count"] == 2 and s["null_changes"] == 1 and s["min"] == s["max"] == 1
+    nulls = {(r.a, r.b): r.null_changes for r in res.col_delta("t").collect()}
+    assert nulls == {(1, 1): [], (1, 2): ["v"]}
+
+
+def test_a_non_unique_key_is_warned_about_and_never_cross_joined(spark):
+    old = spark.createDataFrame([(1, "a"), (1, "b"), (2, "c")], "k int, v string")
+    new = spark.createDataFrame([(1, "x"), (1, "y"), (2, "d")], "k int, v string")
+    res = delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)
+    p = res.tables["t"].pairing
+    assert p["paired"] == 1 and p["ambiguous_key_rows"] == 4
+    assert res.col_delta("t").count() == 1
+    assert any("not unique" in m for m in res.messages)
+
+
+def test_a_table_without_a_key_skips_column_validation_with_a_message(spark):
+    old, new = _tpch_like(spark)
+    res = delta(old, new, tables=["orders"], spark=spark)
+    assert res.tables["orders"].column_stats is None
+    assert any("orders has no key" in m for m in res.messages)
+    with pytest.raises(ParameterError, match="no key"):
+        res.col_delta("orders")
+
+
+def test_save_writes_the_validation_namespace_atomically(spark, tmp_path, users_result):
+    out = users_result.save(tmp_path / "validation", include_dedup=True)
+    names = {p.name for p in (tmp_path / "validation").iterdir()}
+    assert {"summary.json", "row_stats.csv", "column_stats.csv", "report.html", "users_row_delta",
+            "users_col_delta", "users_updates", "ddb_old", "quartiles.png" if False else "users_quartiles.png"} <= names
+    summary = json.loads((tmp_path / "validation" / "summary.json").read_text())
+    assert summary["tables"]["users"]["row_stats"]["percent"] == 71.4
+    assert spark.read.parquet(f"{out}/users_row_delta").count() == 5
+    assert [p.name for p in tmp_path.iterdir()] == ["validation"]
+
+
+def test_a_failed_save_leaves_no_half_written_output(spark, tmp_path, users_result, monkeypatch):
+    import dqkit.delta as mod
+
+    def boom(self, *a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(mod.DeltaResult, "figures", boom)
+    with pytest.raises(RuntimeError, match="disk full"):
+        users_result.save(tmp_path / "validation")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_save_to_a_catalog_database(spark, users_result):
+    where = users_result.save("catalog:dq_validation_test")
+    assert where == "catalog:dq_validation_test"
+    assert spark.table("dq_validation_test.users_row_delta").count() == 5
+    assert spark.table("dq_validation_test.users_col_delta").count() == 2
+
+
+def test_html_escapes_data_values(spark):
+    evil = "<script>alert(1)</script>"
+    old = spark.createDataFrame([(1, "a")], "k int, v string")
+    new = spark.createDataFrame([(1, evil)], "k int, v string")
+    html = delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark).to_html()
+    assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_differing_schemas_are_refused_naming_the_columns_and_types(spark):
+    old = spark.createDataFrame([(1, "a")], "id int, v string")
+    new = spark.createDataFrame([(1, 2)], "id int, v int")
+    extra = spark.createDataFrame([(1, "a", 1)], "id int, v string, w int")
+    with pytest.raises(SchemaMismatchError, match=r"t\.v is string in the old version but int in the new one"):
+        delta({"t": old}, {"t": new}, spark=spark)
+    with pytest.raises(SchemaMismatchError, match=r"t\.w \(int\) is only in the new version"):
+        delta({"t": old}, {"t": extra}, spark=spark)
+    assert delta({"t": old}, {"t": extra}, exclude=["t.w"], spark=spark).identical
+
+
+def test_unknown_key_excluded_column_or_table_are_clear_errors(spark):
+    df = spark.createDataFrame([(1, "a")], "id int, v string")
+    with pytest.raises(UnknownColumnError, match=r"key column t\.nope does not exist"):
+        delta({"t": df}, {"t": df}, keys={"t": "nope"}, spark=spark)
+    with pytest.raises(UnknownColumnError, match=r"key column t\.v is excluded"):
+        delta({"t": df}, {"t": df}, keys={"t": "v"}, exclude=["t.v"], spark=spark)
+    with pytest.raises(UnknownColumnError, match=r"column t\.nope does not exist"):
+        delta({"t": df}, {"t": df}, exclude=["t.nope"], spark=spark)
+    with pytest.raises(UnknownTableError, match="'x'"):
+        delta({"t": df}, {"t": df}, keys={"x": "id"}, spark=spark)
+    with pytest.raises(ParameterError, match="unknown stage"):
+        delta({"t": df}, {"t": df}, stages="rows", spark=spark)
+
+
+def test_a_user_column_named_row_count_is_refused(spark):
+    df = spark.createDataFrame([(1, 5)], "id int, row_count int")
+    with pytest.raises(ReservedColumnError, match="row_count"):
+        delta({"t": df}, {"t": df}, spark=spark)
+
+
+def test_empty_tables_give_zero_percent_without_division_errors(spark):
+    empty = spark.createDataFrame([], "id int, v string")
+    res = delta({"t": empty}, {"t": empty}, keys={"t": "id"}, spark=spark)
+    s = res.tables["t"].row_stats
+    assert (s["rows_old"], s["dedup_rows_old"], s["differences"], s["percent"]) == (0, 0, 0, 0.0)
+    one = spark.createDataFrame([(1, "a")], "id int, v string")
+    s2 = delta({"t": empty}, {"t": one}, keys={"t": "id"}, spark=spark).tables["t"].row_stats
+    assert (s2["differences"], s2["percent"]) == (1, 100.0)
+
+
+def test_all_null_columns_are_compared_and_their_changes_counted(spark):
+    old = spark.createDataFrame([(1, None), (2, None)], "id int, v string")
+    new = spark.createDataFrame([(1, None), (2, "x")], "id int, v string")
+    res = delta({"t": old}, {"t": new}, keys={"t": "id"}, spark=spark)
+    assert res.tables["t"].row_stats["differences"] == 2
+    s = res.tables["t"].column_stats["v"]
+    assert s["count"] == 1 and s["null_changes"] == 1 and s["median"] is None
+
+
+def test_types_calc_diff_does_not_cover_are_refused_before_column_validation(spark):
+    df = spark.createDataFrame([(1, {"a": 1})], "id int, m map<string,int>")
+    with pytest.raises(UnsupportedTypeError, match=r"t\.m has type map<string,int>"):
+        delta({"t": df}, {"t": df}, keys={"t": "id"}, spark=spark)
+    # Row validation still covers the map column.
+    other = spark.createDataFrame([(1, {"a": 2})], df.schema)
+    assert delta({"t": df}, {"t": other}, stages="dedup,row", spark=spark).tables["t"].row_stats["differences"] == 2
+
+
+def test_a_missing_path_is_a_clear_error(spark, tmp_path):
+    with pytest.raises(SourceError, match="no such"):
+        delta(tmp_path / "missing", f"{USERS}/new", spark=spark)
+
+
+def test_a_table_on_one_side_only_is_reported_not_a_crash(spark):
+    df = spark.createDataFrame([(1,)], "id int")
+    res = delta({"t": df, "gone": df}, {"t": df, "fresh": df}, spark=spark)
+    assert res.only_in_old == ["gone"] and res.only_in_new == ["fresh"]
+    assert not res.identical and list(res.tables) == ["t"]
+    d = res.to_dict()
+    assert d["only_in_old"] == ["gone"] and d["only_in_new"] == ["fresh"]
+
+
+def test_inputs_are_never_modified(spark, tmp_path):
+    import shutil
+
+    shutil.copytree(USERS, tmp_path / "u")
+    before = {p: p.read_bytes() for p in (tmp_path / "u").rglob("*") if p.is_file()}
+    delta(tmp_path / "u" / "old", tmp_path / "u" / "new", keys={"users": "id"}, spark=spark).save(tmp_path / "out")
+    after = {p: p.read_bytes() for p in (tmp_path / "u").rglob("*") if p.is_file()}
+    assert before == after
