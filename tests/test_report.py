@@ -1,0 +1,127 @@
+"""The delta report template executed by papermill through ``dqkit report``, and its parameter handling."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pyspark
+import pytest
+
+from dqkit import __version__
+from dqkit.cli import main
+from dqkit.errors import ParameterError, SourceError
+from dqkit.report import collect_parameters, delta_arguments, parse_keys, template_parameters
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "users"
+INJECTED = "<script>alert(1)</script>"
+
+
+def _users_with_injected_value(tmp: Path) -> tuple[Path, Path]:
+    old, new = tmp / "old", tmp / "new"
+    shutil.copytree(DATA / "old", old)
+    shutil.copytree(DATA / "new", new)
+    text = (new / "users.csv").read_text()
+    (new / "users.csv").write_text(text.replace("Karol", INJECTED))
+    return old, new
+
+
+def _cell_sources(nb) -> str:
+    return "\n".join(c.source for c in nb.cells)
+
+
+def test_template_declares_its_parameters():
+    params = template_parameters("delta")
+    assert list(params) == ["old", "new", "tables", "keys", "exclude", "stages", "abs_tol", "rel_tol",
+                            "sample_rows", "output"]
+    assert params["abs_tol"]["inferred_type_name"] == "float"
+
+
+def test_repeated_cli_parameters_are_joined_and_unknown_ones_rejected():
+    known = template_parameters("delta")
+    pairs = [("old", "a"), ("key", "users=id"), ("key", "lineitem=l_orderkey,l_linenumber"),
+             ("exclude", "users.birthday"), ("exclude", "orders"), ("table", "users"), ("table", "lineitem")]
+    assert collect_parameters(pairs, known) == {
+        "old": "a", "keys": "users=id;lineitem=l_orderkey,l_linenumber", "exclude": "users.birthday,orders",
+        "tables": "users,lineitem"}
+    with pytest.raises(ParameterError, match="no parameter 'colour'"):
+        collect_parameters([("colour", "red")], known)
+    with pytest.raises(ParameterError, match="given twice"):
+        collect_parameters([("old", "a"), ("old", "b")], known)
+
+
+def test_template_parameters_become_delta_arguments(tmp_path):
+    assert parse_keys("users=id; lineitem=l_orderkey,l_linenumber") == {
+        "users": ["id"], "lineitem": ["l_orderkey", "l_linenumber"]}
+    with pytest.raises(ParameterError, match="cannot read the key"):
+        parse_keys("users")
+    args = delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), keys="users=id", tables="",
+                           exclude="users.birthday", stages="row,dedup", abs_tol="0.5")
+    assert args["keys"] == {"users": ["id"]} and args["tables"] is None
+    assert args["exclude"] == ["users.birthday"] and args["abs_tol"] == 0.5
+    with pytest.raises(SourceError, match="old version does not exist"):
+        delta_arguments(old=str(tmp_path / "missing"), new=str(DATA / "new"))
+    with pytest.raises(ParameterError, match="abs_tol must be a number"):
+        delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), abs_tol="lots")
+
+
+def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path, capsys):
+    old, new = _users_with_injected_value(tmp_path / "db")
+    out = tmp_path / "report"
+    code = main(["report", "delta", "-p", "old", str(old), "-p", "new", str(new), "-p", "key", "users=id",
+                 "-p", "sample_rows", "3", "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert sorted(p.name for p in out.iterdir()) == ["delta_report.html", "delta_report.ipynb"]
+    assert captured.out.strip() == str(out / "delta_report.html")
+
+    nb = nbformat.read(out / "delta_report.ipynb", as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1
+    assert 'keys = "users=id"' in injected[0].source and "sample_rows = 3" in injected[0].source
+    assert f'old = "{old}"' in injected[0].source
+    assert not any(o.get("output_type") == "error" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+    html = (out / "delta_report.html").read_text()
+    assert "DIFFERENT: users" in html
+    assert "Row statistics" in html and "71.4" in html and "Column statistics" in html
+    assert html.count("data:image/png;base64,") >= 4  # count, percent, per-column and quartile charts
+    # the injected value is shown escaped, and the page runs no script and loads nothing remote
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script" not in html.lower()
+    assert 'src="http' not in html and "src='http" not in html
+    # no code is shown
+    assert "delta_arguments" not in html and "import dqkit" not in html
+    # the record of the run: parameters, versions, input row counts, run time
+    for fact in ("users=id", f"<td class=\"l\">{__version__}</td>", pyspark.__version__, "Input row counts",
+                 "run time (s)", "dqkit report delta"):
+        assert fact in html, fact
+
+
+def test_report_failure_exits_2_with_the_cause_and_the_error_at_the_top(tmp_path, capsys):
+    out = tmp_path / "report"
+    missing = tmp_path / "no-such-db"
+    code = main(["report", "delta", "-p", "old", str(missing), "-p", "new", str(DATA / "new"), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "SourceError" in err and str(missing) in err
+    nb = nbformat.read(out / "delta_report.ipynb", as_version=4)
+    top = nb.cells[0]
+    assert "papermill-error-cell-tag" in top.metadata.get("tags", [])
+    assert "SourceError" in top.source and str(missing) in top.source
+    html = (out / "delta_report.html").read_text()
+    assert "SourceError" in html
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no temporary files left
+
+
+def test_report_cli_rejects_an_unknown_parameter_before_running(tmp_path, capsys):
+    code = main(["report", "delta", "-p", "colour", "red", "-o", str(tmp_path / "r")])
+    assert code == 2
+    assert "no parameter 'colour'" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_report_cli_lists_the_template_parameters(capsys, tmp_path):
+    assert main(["report", "delta", "--list-parameters", "-o", str(tmp_path)]) == 0
+    listing = capsys.readouterr().out
+    assert "keys" in listing and "abs_tol = 0.0" in listing
