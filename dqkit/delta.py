@@ -328,7 +328,9 @@ class DeltaResult:
         if stats is None:
             return pd.DataFrame(columns=["column", *COLUMN_STAT_NAMES, NULL_CHANGES])
         rows = [{"column": c, **s} for c, s in stats.items()]
-        return pd.DataFrame(rows, columns=["column", *COLUMN_STAT_NAMES, NULL_CHANGES])
+        # object dtype keeps integer deltas integers next to NULLs (pandas would upcast to float)
+        frame = pd.DataFrame(rows, columns=["column", *COLUMN_STAT_NAMES, NULL_CHANGES], dtype=object)
+        return frame.astype({"count": "int64", NULL_CHANGES: "int64"})
 
     def differing_tables(self) -> list[str]:
         """Tables with at least one row difference, in name order."""
@@ -407,7 +409,7 @@ class DeltaResult:
             lines.append(f"tables only in old: {', '.join(self.only_in_old)}")
         if self.only_in_new:
             lines.append(f"tables only in new: {', '.join(self.only_in_new)}")
-        if self.tables and "row" in self.stages or "dedup" in self.stages:
+        if self.tables and ("row" in self.stages or "dedup" in self.stages):
             lines += ["", "Row statistics", render.text_table(self.row_stats)]
         for name, t in self.tables.items():
             if t.column_stats:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -12,7 +13,9 @@ os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
 def spark():
     from dqkit.session import get_spark
 
+    warehouse = tempfile.mkdtemp(prefix="dqkit-test-warehouse-")
     session = get_spark(master="local[2]", config={"spark.sql.shuffle.partitions": "4",
-                                                   "spark.default.parallelism": "4"})
+                                                   "spark.default.parallelism": "4",
+                                                   "spark.sql.warehouse.dir": warehouse})
     yield session
     # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.
