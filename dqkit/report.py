@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dqkit.errors import DqkitError, ParameterError
+from dqkit.errors import DqkitError, ParameterError, SourceError
 
 KERNEL = "python3"
 
@@ -146,6 +146,12 @@ def delta_arguments(*, old: str, new: str, tables: str = "", keys: str = "", exc
     if not str(old).strip() or not str(new).strip():
         raise ParameterError("the report needs both versions",
                              hint="give them with -p old PATH -p new PATH")
+    for label, path in (("old", old), ("new", new)):
+        text = str(path).strip()
+        if not text.startswith("catalog:") and not Path(text).exists():
+            # Checked before Spark starts, so a bad path fails in seconds, with the path named.
+            raise SourceError(f"the {label} version does not exist: {text}",
+                              hint="give a database folder, a table file, or catalog:DB")
     tolerances = {}
     for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
         try:
