@@ -191,3 +191,52 @@ def test_a_cancelled_run_writes_nothing(spark, tmp_path):
     assert run.status == "cancelled" and isinstance(run.error, CancelledError)
     assert bar.label.value == "cancelled" and bar.cancel_button.disabled
     assert not target.exists() and list(tmp_path.iterdir()) == []
+
+
+_CONNECT_CANCEL = r'''
+import json, os, sys, time
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import functions as F
+from dqkit.progress import BackgroundRun
+from dqkit.session import get_spark, is_connect
+
+spark = get_spark(remote="local[2]")
+assert is_connect(spark)
+
+@F.udf("long")
+def slow(x):
+    import time as _t
+    _t.sleep(0.05)
+    return x
+
+df = spark.range(0, 400, numPartitions=2).withColumn("v", slow("id"))
+run = BackgroundRun(lambda: df.filter("v >= 0").count(), spark=spark)
+run.start()
+for _ in range(1200):
+    if run.progress.running:
+        break
+    time.sleep(0.05)
+seen = run.progress.total_tasks
+run.cancel()
+run.wait(60)
+done = BackgroundRun(lambda: spark.range(0, 10, numPartitions=2).count(), spark=spark).start()
+done.wait(120)
+print(json.dumps({"seen_tasks": seen, "status": run.status, "error": type(run.error).__name__,
+                  "after": done.status, "result": done.result}))
+'''
+
+
+@pytest.mark.connect
+def test_progress_and_cancel_work_under_spark_connect(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_REMOTE"}
+    proc = subprocess.run([sys.executable, "-c", _CONNECT_CANCEL], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outcome = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert outcome == {"seen_tasks": 2, "status": "cancelled", "error": "CancelledError",
+                       "after": "done", "result": 10}
