@@ -44,6 +44,7 @@ from dqkit.session import get_spark
 from dqkit.sources import read_table
 
 TID = "_dq_tid"
+ROWS_PER_PART = 5000  # default OCJoin partition size when nb_parts is not given
 MODES = ("violations", "count", "sample")
 
 __all__ = ["detect", "tuple_ids", "DetectionResult", "RuleSummary", "MODES"]
@@ -147,17 +148,17 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
     def count() -> tuple[int, int]:
         if len(rhs) == 1:
             r = rhs[0]
-            g = s.groupBy(*[_c(c) for c in lhs], _c(r)).agg(F.count(F.lit(1)).alias("c"))
-            g = g.withColumn("nn", F.when(_c(r).isNotNull(), F.col("c")).otherwise(0))
+            g = s.groupBy(*[_c(c) for c in lhs], _c(r)).agg(F.count(F.lit(1)).alias("_dq_c"))
+            g = g.withColumn("_dq_nn", F.when(_c(r).isNotNull(), F.col("_dq_c")).otherwise(0))
             blk = g.groupBy(*[_c(c) for c in lhs]).agg(
-                F.sum("c").alias("n"), F.sum("nn").alias("n_nn"),
-                F.sum(F.col("nn") * (F.col("nn") - 1) / 2).alias("same"))
+                F.sum("_dq_c").alias("_dq_n"), F.sum("_dq_nn").alias("_dq_n_nn"),
+                F.sum(F.col("_dq_nn") * (F.col("_dq_nn") - 1) / 2).alias("_dq_same"))
             row = blk.agg(
-                F.sum(F.col("n_nn") * (F.col("n_nn") - 1) / 2 - F.col("same")).alias("v"),
-                F.sum(F.col("n") * (F.col("n") - 1) / 2).alias("cand")).collect()[0]
+                F.sum(F.col("_dq_n_nn") * (F.col("_dq_n_nn") - 1) / 2 - F.col("_dq_same")).alias("v"),
+                F.sum(F.col("_dq_n") * (F.col("_dq_n") - 1) / 2).alias("cand")).collect()[0]
             return int(row["v"] or 0), int(row["cand"] or 0)
-        cand = s.groupBy(*[_c(c) for c in lhs]).count().agg(
-            F.sum(F.col("count") * (F.col("count") - 1) / 2)).collect()[0][0]
+        cand = s.groupBy(*[_c(c) for c in lhs]).agg(F.count(F.lit(1)).alias("_dq_c")).agg(
+            F.sum(F.col("_dq_c") * (F.col("_dq_c") - 1) / 2)).collect()[0][0]
         return viol.count(), int(cand or 0)
 
     logical = (f"Scope({', '.join(rule.columns)}) -> Block({', '.join(lhs)}) -> Iterate(pairs) -> "
@@ -245,14 +246,24 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
     sym = rule.symmetric
     prim_l, prim_r = lcols[0], rcols[0]
     tclass = type_class(types[prim_l])
-    k = int(nb_parts or 16)
-    info: dict[str, Any] = {"nb_parts": k, "partition_attribute": f"t1.{prim_l}"}
+    k_max = int(nb_parts or 16)
+    info: dict[str, Any] = {"partition_attribute": f"t1.{prim_l}"}
 
-    # partitioning phase: range boundaries on the primary attribute (one pass, approximate quantiles)
-    probs = [i / k for i in range(1, k)]
-    bounds = a.select(_proxy(_c("a_" + prim_l), tclass).alias("p")).approxQuantile("p", probs, 1.0 / (4 * k)) \
-        if k > 1 else []
-    bounds = sorted(set(x for x in bounds if x is not None and not math.isnan(x)))
+    # partitioning phase: row count and range boundaries on the primary attribute in one pass
+    # (approximate percentiles); small inputs get fewer partitions (about ROWS_PER_PART rows each)
+    probs = [i / k_max for i in range(1, k_max)]
+    px = _proxy(_c("a_" + prim_l), tclass)
+    aggs0 = [F.count(F.lit(1)).alias("n")]
+    if probs:
+        aggs0.append(F.percentile_approx(px, probs, 4 * k_max * 100).alias("q"))
+    row0 = a.agg(*aggs0).collect()[0]
+    n_left = int(row0["n"])
+    k = k_max if nb_parts else max(1, min(k_max, n_left // ROWS_PER_PART))
+    qs = list(row0["q"] or []) if probs else []
+    if k < k_max and qs:
+        qs = [qs[int(len(qs) * i / k)] for i in range(1, k)]
+    bounds = sorted(set(x for x in (qs if k > 1 else []) if x is not None and not math.isnan(x)))
+    info["nb_parts"] = len(bounds) + 1
     info["boundaries"] = len(bounds) + 1
 
     def bucket(col: Column) -> Column:
@@ -277,7 +288,11 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
     aggs = [F.count(F.lit(1)).alias("n"), F.sum(F.col("_dq_self").cast("long")).alias("self")]
     for i in range(len(conds)):
         aggs += [F.min(f"_dq_v{i}").alias(f"min{i}"), F.max(f"_dq_v{i}").alias(f"max{i}")]
-    stats = both.groupBy("_dq_side", "_dq_bucket").agg(*aggs).collect()
+    if bounds:
+        stats = both.groupBy("_dq_side", "_dq_bucket").agg(*aggs).collect()
+    else:  # one partition: no pruning to do; self-pairs are removed inside the merge
+        stats = [{"_dq_side": s_, "_dq_bucket": 0, "n": 0, "self": 0,
+                  **{f"{m}{i}": None for i in range(len(conds)) for m in ("min", "max")}} for s_ in (0, 1)]
     lstat = {r["_dq_bucket"]: r for r in stats if r["_dq_side"] == 0}
     rstat = {r["_dq_bucket"]: r for r in stats if r["_dq_side"] == 1}
     self_pairs = sum(int(r["self"] or 0) for r in lstat.values())
@@ -290,6 +305,12 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
             for c, op in enumerate(ops):
                 lo1, hi1 = lstat[i][f"min{c}"], lstat[i][f"max{c}"]
                 lo2, hi2 = rstat[j][f"min{c}"], rstat[j][f"max{c}"]
+                if not bounds:
+                    und |= 1 << c
+                    continue
+                if lo1 is None or lo2 is None:
+                    ok = False
+                    break
                 if not _merge.possible(op, lo1, hi1, lo2, hi2):
                     ok = False
                     break
@@ -328,10 +349,25 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
         active = [(i, ops[i]) for i in range(nconds) if und_of.get(pid, (1 << nconds) - 1) >> i & 1]
         return left, right, lv, rv, active
 
+    in_pandas_self = not bounds
+
     def count_fn(pdf):
+        import numpy as np
         import pandas as pd
-        _, _, lv, rv, active = _split(pdf)
-        return pd.DataFrame({"n": [_merge.join_count(lv, rv, active, chunk)]})
+        left, right, lv, rv, active = _split(pdf)
+        n = _merge.join_count(lv, rv, active, chunk)
+        if in_pandas_self and len(left) and len(right):
+            # ordered pairs (x, x) of a tuple with itself are not violations
+            lt = left["_dq_t"].to_numpy()
+            rpos = pd.Series(np.arange(len(right)), index=right["_dq_t"].to_numpy())
+            common = np.flatnonzero(pd.Index(rpos.index).get_indexer(lt) >= 0)
+            if len(common):
+                ri = rpos.loc[lt[common]].to_numpy()
+                ok = np.ones(len(common), dtype=bool)
+                for i, op in enumerate(ops):
+                    ok &= _merge._CMP[op](lv[i][common], rv[i][ri])
+                n -= int(ok.sum())
+        return pd.DataFrame({"n": [n]})
 
     def pairs_fn(pdf):
         import numpy as np
@@ -523,7 +559,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         summaries.append(RuleSummary(rule.name, rule.kind, str(rule), plan.operator, int(nviol), seconds,
                                      None if ncand is None else int(ncand), dict(plan.details)))
 
-    viol_frames, fix_frames = [], []
+    viol_frames = []
     for plan in plans:
         v = plan.violations
         if mode == "sample":
@@ -531,20 +567,27 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         if v.schema["t1"].dataType != tid_type:
             v = v.select("rule", F.col("t1").cast(tid_type), F.col("t2").cast(tid_type))
         viol_frames.append(v)
-        if isinstance(plan.rule, UDFRule):
-            fix_frames.append(plan.details.get("_fixes"))
-        else:
-            fix_frames.append(_candidate_fixes(plan.rule, v, scope if shared else
-                                               df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in plan.rule.columns]),
-                                               tid_type, types))
     violations = viol_frames[0]
     for v in viol_frames[1:]:
         violations = violations.unionByName(v)
-    empty_fix = spark.createDataFrame([], _FIX_SCHEMA.format(t=tid_type.simpleString()))
-    fixes = empty_fix
-    for f in fix_frames:
-        if f is not None:
+    fix_schema = _FIX_SCHEMA.format(t=tid_type.simpleString())
+    udf_fixes = {p.rule.name: p.details.get("_fixes") for p in plans if isinstance(p.rule, UDFRule)}
+
+    def fixes_builder() -> DataFrame:
+        fixes = spark.createDataFrame([], fix_schema)
+        for plan, v in zip(plans, viol_frames):
+            if isinstance(plan.rule, UDFRule):
+                f = udf_fixes.get(plan.rule.name)
+                if f is None:
+                    continue
+                f = f.select(*[F.col(fl.name).cast(fl.dataType) for fl in fixes.schema.fields])
+            else:
+                src = scope if shared else df.select(tuple_ids(df, key).alias(TID),
+                                                     *[_c(c) for c in plan.rule.columns])
+                f = _candidate_fixes(plan.rule, v, src, tid_type, types)
             fixes = fixes.unionByName(f)
+        return fixes
+
     for s in summaries:
         s.details.pop("_fixes", None)
     logical = "\n".join(f"{p.rule.name}: {p.logical}" for p in plans)
@@ -559,7 +602,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     physical = "\n".join(f"{p.rule.name}: {p.physical}" for p in plans)
     return DetectionResult(
         table=name or (table if isinstance(table, str) else "table"), mode=mode, sample=sample,
-        rules=tuple(rule_list), summaries=tuple(summaries), violations=violations, candidate_fixes=fixes,
+        rules=tuple(rule_list), summaries=tuple(summaries), violations=violations, fixes_builder=fixes_builder,
         logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
         scan_seconds=scan_seconds, shared_scope=scope if shared else None)
 

@@ -1,6 +1,7 @@
 """The result of a detection run: lazy DataFrames plus small computed summaries."""
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -54,7 +55,7 @@ class DetectionResult:
     rules: tuple[Any, ...]
     summaries: tuple[RuleSummary, ...]
     violations: DataFrame
-    candidate_fixes: DataFrame
+    fixes_builder: Any  # () -> DataFrame, called once on first access of ``candidate_fixes``
     logical_plan: str
     consolidated_plan: str
     physical_plan: str
@@ -62,6 +63,11 @@ class DetectionResult:
     shared_scope: DataFrame | None = None
 
     # ----------------------------------------------------------------- accessors
+    @functools.cached_property
+    def candidate_fixes(self) -> DataFrame:
+        """GenFix output: one row per candidate fix ``tid[attr] op (rhs_tid[rhs_attr] | constant)``."""
+        return self.fixes_builder()
+
     @property
     def total_violations(self) -> int:
         return sum(s.violations for s in self.summaries)

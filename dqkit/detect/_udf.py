@@ -240,6 +240,10 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             for p in it:
                 f = gfn(p)
                 f = pd.DataFrame(f) if not isinstance(f, pd.DataFrame) else f.copy()
+                if len(f) == len(p) and "t1" not in f.columns:
+                    f["t1"] = p["tid_1"].to_numpy()
+                    f["t2"] = p["tid_2"].to_numpy()
+                f = f.reset_index(drop=True)
                 for c in ("t1", "t2") + FIX_COLS:
                     if c not in f.columns:
                         f[c] = None

@@ -1,0 +1,232 @@
+"""Benchmarks of dqkit.detect against peers, side by side in one process (not part of make test).
+
+H1  φ2 not(t1.salary > t2.salary and t1.rate < t2.rate) on TaxB, count-only:
+    dqkit (OCJoin) vs the paper's SQL self-join on Spark SQL (timeout) vs DuckDB (IEJoin).
+H3  φ1 zipcode -> city on TaxA, count-only: dqkit (Block+UCrossProduct) vs Spark SQL self-join with
+    and without a.tid < b.tid vs a group-by formulation.
+H5  Levenshtein dedup UDF rule on generated customers: blocked (Block + UCrossProduct) vs Detect-only
+    over all pairs.
+
+Prints one line per system with time, violation count and ratio (peer time / dqkit time), and a
+JSON document at the end. Usage:
+
+    .venv/bin/python benchmarks/detect.py h1 --sizes 10000 50000 100000
+    .venv/bin/python benchmarks/detect.py h3 --sizes 1000000
+    .venv/bin/python benchmarks/detect.py h5 --sizes 1000 2000 4000
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import threading
+import time
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from pyspark.sql import functions as F  # noqa: E402
+
+from dqkit.detect import detect  # noqa: E402
+from dqkit.session import get_spark  # noqa: E402
+
+PHI2 = "phi2: not(t1.salary > t2.salary and t1.rate < t2.rate)"
+PHI1 = "phi1: zipcode -> city"
+
+
+def timed_spark(spark, fn, timeout: float):
+    """Run ``fn`` (a Spark action) with a timeout; interrupts its jobs by tag when it runs out."""
+    tag = f"dqkit-bench-{time.monotonic_ns()}"
+    out: dict = {}
+
+    def run():
+        spark.addTag(tag)
+        try:
+            out["value"] = fn()
+        except Exception as exc:  # interrupted or failed
+            out["error"] = repr(exc)[:200]
+        finally:
+            spark.removeTag(tag)
+
+    t0 = time.perf_counter()
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(timeout)
+    if th.is_alive():
+        spark.interruptTag(tag)
+        th.join(60)
+        return None, time.perf_counter() - t0, "timeout"
+    return out.get("value"), time.perf_counter() - t0, out.get("error")
+
+
+def report(rows, base="dqkit"):
+    base_t = next((r["seconds"] for r in rows if r["system"] == base and r["status"] == "ok"), None)
+    for r in rows:
+        ratio = (r["seconds"] / base_t) if base_t and r["status"] in ("ok", "timeout") else None
+        r["ratio_vs_dqkit"] = None if ratio is None else round(ratio, 2)
+        flag = ">" if r["status"] == "timeout" else ""
+        print(f"  {r['system']:<34} {flag}{r['seconds']:>9.2f}s  violations={r['violations']!s:<14} "
+              f"ratio={flag}{r['ratio_vs_dqkit']}  {r['status']}")
+    counts = {r["violations"] for r in rows if r["status"] == "ok" and r.get("comparable", True)}
+    print(f"  counts agree: {len(counts) <= 1}")
+    return rows
+
+
+def h1(spark, sizes, timeout, nb_parts, magnitude, tmp):
+    import duckdb
+
+    from data.tax import generate_tax
+
+    results = []
+    for n in sizes:
+        path = os.path.join(tmp, f"taxB_{n}")
+        dirty, _ = generate_tax(n, "B", magnitude=magnitude, seed=42, spark=spark)
+        dirty.write.mode("overwrite").parquet(path)
+        df = spark.read.parquet(path)
+        df.count()
+        print(f"H1 n={n} (TaxB, error rate 10%, magnitude {magnitude})")
+        rows = []
+        t0 = time.perf_counter()
+        r = detect(df, PHI2, key="tid", mode="count", nb_parts=nb_parts)
+        rows.append({"system": "dqkit", "seconds": time.perf_counter() - t0,
+                     "violations": r.counts["phi2"], "status": "ok", "operator": r.summary("phi2").operator,
+                     "details": r.summary("phi2").details})
+        df.createOrReplaceTempView("taxb")
+        sql = "SELECT count(*) FROM taxb a JOIN taxb b ON a.salary > b.salary AND a.rate < b.rate"
+        v, s, err = timed_spark(spark, lambda: spark.sql(sql).collect()[0][0], timeout)
+        rows.append({"system": "spark-sql self-join (paper's SQL)", "seconds": s, "violations": v,
+                     "status": "ok" if err is None else err})
+        con = duckdb.connect()
+        q = (f"SELECT count(*) FROM read_parquet('{path}/*.parquet') a JOIN read_parquet('{path}/*.parquet') b "
+             f"ON a.salary > b.salary AND a.rate < b.rate")
+        t0 = time.perf_counter()
+        v = con.execute(q).fetchone()[0]
+        rows.append({"system": "duckdb (IEJoin)", "seconds": time.perf_counter() - t0, "violations": v,
+                     "status": "ok"})
+        con.close()
+        results.append({"n": n, "rows": report(rows)})
+        if rows[1]["status"] == "timeout":
+            timeout = min(timeout, 1.0)  # larger sizes will time out too; skip waiting
+    return results
+
+
+def h3(spark, sizes, timeout, tmp):
+    from data.tax import generate_tax
+
+    results = []
+    for n in sizes:
+        path = os.path.join(tmp, f"taxA_{n}")
+        dirty, _ = generate_tax(n, "A", seed=42, spark=spark)
+        dirty.write.mode("overwrite").parquet(path)
+        df = spark.read.parquet(path)
+        df.count()
+        df.createOrReplaceTempView("taxa")
+        print(f"H3 n={n} (TaxA, error rate 10%)")
+        rows = []
+        t0 = time.perf_counter()
+        r = detect(df, PHI1, key="tid", mode="count")
+        rows.append({"system": "dqkit", "seconds": time.perf_counter() - t0, "violations": r.counts["phi1"],
+                     "status": "ok", "operator": r.summary("phi1").operator})
+        q1 = ("SELECT count(*) FROM taxa a JOIN taxa b ON a.zipcode = b.zipcode "
+              "WHERE a.city <> b.city AND a.tid < b.tid")
+        q2 = "SELECT count(*) FROM taxa a JOIN taxa b ON a.zipcode = b.zipcode WHERE a.city <> b.city"
+        q3 = ("SELECT sum(nn * (nn - 1) / 2 - same) FROM (SELECT zipcode, sum(c) nn, sum(c * (c - 1) / 2) same "
+              "FROM (SELECT zipcode, city, count(*) c FROM taxa WHERE city IS NOT NULL GROUP BY zipcode, city) "
+              "GROUP BY zipcode)")
+        for name, q, comparable in (("spark-sql self-join, a.tid < b.tid", q1, True),
+                                    ("spark-sql self-join (as printed)", q2, False),
+                                    ("spark-sql group-by formulation", q3, True)):
+            v, s, err = timed_spark(spark, lambda q=q: spark.sql(q).collect()[0][0], timeout)
+            rows.append({"system": name, "seconds": s, "violations": None if v is None else int(v),
+                         "status": "ok" if err is None else err, "comparable": comparable})
+        results.append({"n": n, "rows": report(rows)})
+        dup = rows[2]["violations"]
+        if dup is not None:
+            print(f"  self-join without tid<: {dup} = {dup / max(1, rows[0]['violations']):.1f}x dqkit "
+                  f"(duplicate violations); dqkit reports each unordered pair once")
+    return results
+
+
+_FIRST = ["Annie", "Laure", "John", "Mark", "Robert", "Mary", "Paul", "Sally", "William", "Nora", "Omar", "Ines"]
+_LAST = ["Smith", "Jones", "Stone", "Brown", "Garcia", "Miller", "Davis", "Wilson", "Moore", "Taylor"]
+
+
+def customers(spark, n, seed=7):
+    """n customers, 20% of them edited duplicates of another (name typo), ~20 rows per zip."""
+    import random
+
+    rng = random.Random(seed)
+    rows = []
+    base = int(n * 0.8)
+    for i in range(base):
+        rows.append((i, f"{rng.choice(_FIRST)} {rng.choice(_LAST)} {rng.randint(1, 999)}", f"z{rng.randint(0, base // 20)}"))
+    for i in range(base, n):
+        j = rng.randrange(base)
+        name = list(rows[j][1])
+        k = rng.randrange(len(name))
+        name[k] = rng.choice("abcdefghij")
+        rows.append((i, "".join(name), rows[j][2]))
+    return spark.createDataFrame(rows, "id long, name string, zip string")
+
+
+def h5(spark, sizes, timeout):
+    from dqkit.detect._udf import similarity
+    from dqkit.rules import Job
+
+    def similar(c):
+        return similarity(c["name_1"], c["name_2"]) >= 0.85
+
+    results = []
+    for n in sizes:
+        df = customers(spark, n).cache()
+        df.count()
+        print(f"H5 n={n} customers (20% edited duplicates)")
+        rows = []
+        t0 = time.perf_counter()
+        r = detect(df, Job("dedup").add_input(df, "C", key="id").add_block("zip", "C").add_detect(similar, "C"),
+                   mode="count")
+        rows.append({"system": "dqkit", "seconds": time.perf_counter() - t0, "violations": r.counts["dedup"],
+                     "status": "ok", "operator": "Block+UCrossProduct", "comparable": False})
+        job = Job("dedup").add_input(df, "C", key="id").add_detect(similar, "C")
+        v, s, err = timed_spark(spark, lambda: detect(df, job, mode="count").counts["dedup"], timeout)
+        rows.append({"system": "dqkit Detect-only (all pairs)", "seconds": s, "violations": v,
+                     "status": "ok" if err is None else err, "comparable": False})
+        results.append({"n": n, "rows": report(rows)})
+        df.unpersist()
+    return results
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("which", choices=("h1", "h3", "h5"))
+    ap.add_argument("--sizes", type=int, nargs="+")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per peer run (default 600)")
+    ap.add_argument("--nb-parts", type=int, default=16)
+    ap.add_argument("--magnitude", type=float, default=0.01, help="TaxB rate error magnitude")
+    ap.add_argument("--master", default=None)
+    ap.add_argument("--json", help="write results to this file")
+    a = ap.parse_args(argv)
+    spark = get_spark(master=a.master)
+    meta = {"spark": spark.version, "master": spark.conf.get("spark.master"), "cores": os.cpu_count(),
+            "python": platform.python_version(), "seed": 42}
+    print(json.dumps(meta))
+    tmp = tempfile.mkdtemp(prefix="dqkit-bench-")
+    if a.which == "h1":
+        res = h1(spark, a.sizes or [10000, 50000, 100000, 200000], a.timeout, a.nb_parts, a.magnitude, tmp)
+    elif a.which == "h3":
+        res = h3(spark, a.sizes or [1000000, 5000000], a.timeout, tmp)
+    else:
+        res = h5(spark, a.sizes or [1000, 2000, 4000], a.timeout)
+    doc = {"meta": meta, "benchmark": a.which, "results": res}
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(doc, fh, indent=2, default=str)
+    print(json.dumps(doc, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
