@@ -75,6 +75,7 @@ def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark)
     assert "Row delta sample: users" in samples_tab and "UPDATE sample: users" in samples_tab
     assert "Karol" in samples_tab
     assert ex.progress.cancel_button.disabled and ex.progress.bar.value == 100
+    assert ex.controller.fraction == 1.0 and ex.controller.tables_done == ex.controller.tables_total == 1
     assert not ex.run_button.disabled
 
 
@@ -125,6 +126,18 @@ def test_a_bad_key_is_shown_in_the_widget_as_a_readable_message(spark):
     assert "key column users.id is excluded" in ex.error
     assert "key column users.id is excluded" in ex.message.value and "Traceback" not in ex.message.value
     assert ex.progress.bar.bar_style == "danger"
+
+
+def test_a_spark_error_is_reduced_to_the_line_naming_its_cause():
+    from dqkit.widgets.controllers import error_text
+
+    class Py4JJavaError(Exception):
+        pass
+
+    raw = ("An error occurred while calling o111.count.\n: org.apache.spark.SparkException: "
+           "[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012\n\tat org.apache.spark.sql.errors...")
+    assert error_text(Py4JJavaError(raw)) == (
+        "Py4JJavaError: org.apache.spark.SparkException: [DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012")
 
 
 def test_a_schema_mismatch_is_shown_in_the_widget(spark, tmp_path):

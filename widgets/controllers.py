@@ -5,6 +5,7 @@ views) headlessly. Controllers call dqkit's public API only.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -34,11 +35,17 @@ class _Observable:
 
 
 def error_text(exc: BaseException) -> str:
-    """A readable one-paragraph message for an error (no traceback)."""
+    """A readable message for an error, without a traceback.
+
+    dqkit errors already say what, where and what to do. For a Spark error, the line naming the
+    cause (an ``[ERROR_CLASS]`` or ``...Exception: ...`` line) is kept instead of the JVM stack.
+    """
     if isinstance(exc, DqkitError):
         return str(exc)
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    cause = next((ln for ln in lines if re.search(r"\[[A-Z_.]+\]|\w(Exception|Error): ", ln)),
+                 lines[0] if lines else "")
+    return f"{type(exc).__name__}: {cause.lstrip(': ')[:500]}"
 
 
 class TableListing(_Observable):
@@ -109,6 +116,8 @@ class DeltaController(_Observable):
         self.error: str | None = None
         self.progress = JobProgress()
         self.step = ""
+        self.tables_done = 0
+        self.tables_total = 0
         self._run: BackgroundRun[DeltaResult] | None = None
         self._prune()
 
@@ -199,12 +208,15 @@ class DeltaController(_Observable):
         args = self.arguments()
         self.status, self.error, self.result, self.step = "running", None, None, ""
         self.progress = JobProgress()
+        both = [t for t in (args["tables"] or self.tables) if t in self.old.tables and t in self.new.tables]
+        self.tables_done, self.tables_total = 0, len(both)
         self._changed("status")
         run: BackgroundRun[DeltaResult]
 
         def on_step(stage: str, table: str, done: int, total: int) -> None:
             run.check_cancelled()
-            self.step = f"{stage}: {table} ({done}/{total} tables)"
+            self.tables_done, self.tables_total = done, total
+            self.step = f"{table} done ({done}/{total} tables)"
             self._changed("progress")
 
         def work() -> DeltaResult:
@@ -246,6 +258,15 @@ class DeltaController(_Observable):
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._run.wait(timeout) if self._run is not None else True
+
+    @property
+    def fraction(self) -> float:
+        """Overall progress: finished tables plus the task fraction of the running jobs, over all tables."""
+        if self.status == "done":
+            return 1.0
+        if not self.tables_total:
+            return self.progress.fraction
+        return min(1.0, (self.tables_done + self.progress.fraction) / self.tables_total)
 
     def as_parameters(self) -> dict[str, str]:
         """The selections as ``dqkit report delta`` parameters (strings), to reproduce the run."""

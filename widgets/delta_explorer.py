@@ -91,6 +91,8 @@ class DeltaExplorer(W.VBox):
         self.table_picker = TablePicker(c.old, description="Tables")
         self.table_picker.value = tuple(t for t in c.selected_tables if t in c.old.tables)
         self.table_picker.on_select(self._on_tables)
+        # One refresh for both versions (and the keys and exclusions): the explorer's own button.
+        self.table_picker.refresh_button.layout.display = "none"
         self.key_table = W.Dropdown(options=[], description="Table")
         self.key_table.observe(self._on_key_table, names="value")
         self.key_picker = ColumnPicker(description="Key")
@@ -168,7 +170,7 @@ class DeltaExplorer(W.VBox):
     def _on_controller(self, what: str) -> None:
         c = self.controller
         if what == "progress":
-            self.progress.show(c.progress, c.step)
+            self.progress.show(c.progress, c.step, c.fraction)
         elif what == "status":
             if c.status == "running":
                 return

@@ -49,9 +49,9 @@ class SparkProgress(W.HBox):
             self.label.value = "cancelling"
             self.run.cancel()
 
-    def show(self, progress: JobProgress, step: str = "") -> None:
-        """Show a progress snapshot (and the last finished step)."""
-        self.bar.value = int(round(100 * progress.fraction))
+    def show(self, progress: JobProgress, step: str = "", fraction: float | None = None) -> None:
+        """Show a progress snapshot, the last finished step and, if known, the overall fraction."""
+        self.bar.value = int(round(100 * (progress.fraction if fraction is None else fraction)))
         tasks = f"{progress.completed_tasks}/{progress.total_tasks} tasks" if progress.total_tasks else "working"
         self.label.value = f"{step + '; ' if step else ''}{tasks}"
 
