@@ -67,13 +67,14 @@ def test_template_parameters_become_delta_arguments(tmp_path):
 
 def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path, capsys):
     old, new = _users_with_injected_value(tmp_path / "db")
-    out = tmp_path / "report"
+    out, saved = tmp_path / "report", tmp_path / "saved"
     code = main(["report", "delta", "-p", "old", str(old), "-p", "new", str(new), "-p", "key", "users=id",
-                 "-p", "sample_rows", "3", "-o", str(out)])
+                 "-p", "sample_rows", "3", "-p", "output", str(saved), "-o", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert sorted(p.name for p in out.iterdir()) == ["delta_report.html", "delta_report.ipynb"]
     assert captured.out.strip() == str(out / "delta_report.html")
+    assert (saved / "summary.json").is_file() and (saved / "users_row_delta").is_dir()  # the output parameter
 
     nb = nbformat.read(out / "delta_report.ipynb", as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
@@ -94,7 +95,7 @@ def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path,
     assert "delta_arguments" not in html and "import dqkit" not in html
     # the record of the run: parameters, versions, input row counts, run time
     for fact in ("users=id", f"<td class=\"l\">{__version__}</td>", pyspark.__version__, "Input row counts",
-                 "run time (s)", "dqkit report delta"):
+                 "run time (s)", "dqkit report delta", str(saved)):
         assert fact in html, fact
 
 
