@@ -117,7 +117,7 @@ def _coerce(parameters: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]
 
 
 def split_list(value: str | Sequence[str] | None, sep: str = ",") -> list[str]:
-    """"a, b" or ["a", "b"] -> ["a", "b"] (blank items dropped)."""
+    """Split ``"a, b"`` (or take ``["a", "b"]``) into ``["a", "b"]``, dropping blank items."""
     if value is None:
         return []
     items = value.split(sep) if isinstance(value, str) else list(value)
@@ -141,7 +141,7 @@ def parse_keys(value: str | Mapping[str, Any] | None) -> dict[str, list[str]]:
 
 def delta_arguments(*, old: str, new: str, tables: str = "", keys: str = "", exclude: str = "",
                     stages: str = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0,
-                    **_: Any) -> dict[str, Any]:
+                    sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
     """Check the delta template's parameters and turn them into ``dqkit.delta.delta`` arguments."""
     if not str(old).strip() or not str(new).strip():
         raise ParameterError("the report needs both versions",
@@ -158,6 +158,8 @@ def delta_arguments(*, old: str, new: str, tables: str = "", keys: str = "", exc
             tolerances[name] = float(value)
         except (TypeError, ValueError):
             raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if isinstance(sample_rows, bool) or not isinstance(sample_rows, int) or sample_rows < 0:
+        raise ParameterError(f"sample_rows must be a whole number of rows (0 or more), got {sample_rows!r}")
     return {"old": str(old), "new": str(new), "tables": split_list(tables) or None,
             "keys": parse_keys(keys), "exclude": split_list(exclude), "stages": split_list(stages),
             **tolerances}

@@ -63,6 +63,8 @@ def test_template_parameters_become_delta_arguments(tmp_path):
         delta_arguments(old=str(tmp_path / "missing"), new=str(DATA / "new"))
     with pytest.raises(ParameterError, match="abs_tol must be a number"):
         delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), abs_tol="lots")
+    with pytest.raises(ParameterError, match="sample_rows must be a whole number"):
+        delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), sample_rows="ten")
 
 
 def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path, capsys):
