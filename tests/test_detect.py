@@ -308,9 +308,10 @@ def test_result_to_dict_save_html_and_plot(example1, tmp_path):
 
 
 def test_html_escapes_values(spark):
-    df = spark.createDataFrame([("<b>x</b>", 1), ("<b>x</b>", 2)], "k string, v int")
-    r = detect(df, "f: k -> v", key="k")
-    assert "<b>x</b>" not in r.to_html() and "&lt;b&gt;" in r.to_html()
+    df = spark.createDataFrame([("<b>x</b>", 1, "a"), ("<i>y</i>", 1, "b")], "k string, zip int, city string")
+    r = detect(df, "f: zip -> city", key="k")
+    html = r.to_html()
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
 
 
 # ------------------------------------------------------------------------------- CLI

@@ -329,6 +329,10 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
     chunk = int(min(2048, max(128, 4 * math.sqrt(max(1, n_all / max(1, k))))))
 
     def joined(only_undecided: bool) -> DataFrame:
+        vcols = [f"_dq_v{i}" for i in range(len(conds))]
+        if not bounds:  # one partition pair (0, 0): no join needed
+            return la.select(F.lit(0).alias("_dq_pair"), F.lit(0).alias("_dq_side"), "_dq_t", *vcols).unionByName(
+                rb.select(F.lit(0).alias("_dq_pair"), F.lit(1).alias("_dq_side"), "_dq_t", *vcols))
         use = [p for p in pairs if p[3] != 0] if only_undecided else pairs
         pt = spark.createDataFrame([(p[0], p[1], p[2]) for p in use] or [(-1, -1, -1)],
                                    "_dq_pair int, _dq_i int, _dq_j int")

@@ -43,7 +43,7 @@ def levenshtein(a: Any, b: Any) -> np.ndarray:
         if s:
             B[i, :len(s)] = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
     prev = np.tile(np.arange(mb + 1, dtype=np.int64), (n, 1))
-    out = lb.copy() if ma == 0 else np.zeros(n, dtype=np.int64)
+    out = lb.copy()  # distance to an empty string; overwritten for non-empty a below
     for i in range(1, ma + 1):
         cur = np.empty_like(prev)
         cur[:, 0] = i
@@ -79,6 +79,25 @@ def _ucross_block(pdf, cols: list[str]):
     pdf = pdf.sort_values("tid", kind="stable").reset_index(drop=True)
     i, j = np.triu_indices(len(pdf), k=1)
     return _pair_frame(pdf, i, j, cols)
+
+
+def _block_fn(fn):
+    def run(p):
+        return fn([p.drop(columns=[BLOCK], errors="ignore")])
+    return run
+
+
+def _coblock_fn(fn):
+    def run(p1, p2):
+        return fn([p1.drop(columns=[BLOCK], errors="ignore"), p2.drop(columns=[BLOCK], errors="ignore")])
+    return run
+
+
+def _pairs_fn(fn, cols):
+    def run(p):
+        c = _ucross_block(p, cols)
+        return c[_mask(fn(c), len(c))] if len(c) else c
+    return run
 
 
 def _mask(result: Any, n: int) -> np.ndarray:
@@ -156,16 +175,13 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             if len(ins) == 2 and all(blocked[x] for x in ins):
                 g1 = flows[ins[0]].groupBy(BLOCK)
                 g2 = flows[ins[1]].groupBy(BLOCK)
-                out = g1.cogroup(g2).applyInPandas(
-                    lambda p1, p2, fn=fn: fn([p1.drop(columns=[BLOCK]), p2.drop(columns=[BLOCK])]), schema)
+                out = g1.cogroup(g2).applyInPandas(_coblock_fn(fn), schema)
                 physical.append(f"CoBlock({', '.join(ins)}) -> PIterate -> {op.output}")
             elif len(ins) == 1 and blocked[ins[0]]:
-                out = flows[ins[0]].groupBy(BLOCK).applyInPandas(
-                    lambda p, fn=fn: fn([p.drop(columns=[BLOCK])]), schema)
+                out = flows[ins[0]].groupBy(BLOCK).applyInPandas(_block_fn(fn), schema)
                 physical.append(f"PBlock({ins[0]}) -> PIterate -> {op.output}")
             elif len(ins) == 1:
-                out = flows[ins[0]].groupBy(F.lit(0).alias(BLOCK)).applyInPandas(
-                    lambda p, fn=fn: fn([p.drop(columns=[BLOCK], errors="ignore")]), schema)
+                out = flows[ins[0]].withColumn(BLOCK, F.lit("")).groupBy(BLOCK).applyInPandas(_block_fn(fn), schema)
                 physical.append(f"PIterate({ins[0]}, one group) -> {op.output}")
             else:
                 raise RuleError(f"job {rule.name!r}: Iterate over {len(ins)} flows needs each of them blocked "
@@ -191,9 +207,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
     else:
         pair_schema = T.StructType([T.StructField(f"{c}_{k}", fields[c].dataType) for c in cols for k in (1, 2)])
 
-        def det_pairs(p, fn=fn):
-            c = _ucross_block(p, cols)
-            return c[_mask(fn(c), len(c))] if len(c) else c
+        det_pairs = _pairs_fn(fn, cols)
         if blocked[lab]:
             cand = df.groupBy(BLOCK).applyInPandas(det_pairs, pair_schema)
             operator = "Block+UCrossProduct"
@@ -209,7 +223,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                 .withColumn("_dq_side", F.lit(1))
             both = left.unionByName(right).select("_dq_pair", "_dq_side", *cols)
 
-            def det_all(p, fn=fn):
+            def det_all(p):
                 lo = p[p["_dq_side"] == 0].drop(columns=["_dq_pair", "_dq_side"])
                 hi = p[p["_dq_side"] == 1].drop(columns=["_dq_pair", "_dq_side"])
                 if len(hi) == 0:
