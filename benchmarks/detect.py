@@ -62,6 +62,27 @@ def timed_spark(spark, fn, timeout: float):
     return out.get("value"), time.perf_counter() - t0, out.get("error")
 
 
+REPEAT = 2  # each measurement is repeated (unless the first run takes over a minute); the best is kept
+
+
+def best_of(fn):
+    """Run ``fn`` -> (value, seconds, error) up to REPEAT times; keep the fastest successful run."""
+    best = fn()
+    for _ in range(REPEAT - 1):
+        if best[2] is not None or best[1] > 60:
+            break
+        again = fn()
+        if again[2] is None and again[1] < best[1]:
+            best = again
+    return best
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    v = fn()
+    return v, time.perf_counter() - t0, None
+
+
 def report(rows, base="dqkit"):
     base_t = next((r["seconds"] for r in rows if r["system"] == base and r["status"] == "ok"), None)
     for r in rows:
@@ -95,10 +116,15 @@ def h1(spark, sizes, timeout, nb_parts, magnitude, tmp):
         df.count()
         print(f"H1 n={n} (TaxB, error rate 10%, magnitude {magnitude})")
         rows = []
-        t0 = time.perf_counter()
-        r = detect(df, PHI2, key="tid", mode="count", nb_parts=nb_parts)
-        rows.append({"system": "dqkit", "seconds": time.perf_counter() - t0,
-                     "violations": r.counts["phi2"], "status": "ok", "operator": r.summary("phi2").operator,
+        out = {}
+
+        def run_dqkit():
+            out["r"] = detect(df, PHI2, key="tid", mode="count", nb_parts=nb_parts)
+            return out["r"].counts["phi2"]
+        v, s, _ = best_of(lambda: timed(run_dqkit))
+        r = out["r"]
+        rows.append({"system": "dqkit", "seconds": s,
+                     "violations": v, "status": "ok", "operator": r.summary("phi2").operator,
                      "details": r.summary("phi2").details})
         df.createOrReplaceTempView("taxb")
         sql = "SELECT count(*) FROM taxb a JOIN taxb b ON a.salary > b.salary AND a.rate < b.rate"
@@ -106,17 +132,15 @@ def h1(spark, sizes, timeout, nb_parts, magnitude, tmp):
             rows.append({"system": "spark-sql self-join (paper's SQL)", "seconds": float("nan"), "violations": None,
                          "status": "skipped: timed out at a smaller size"})
         else:
-            v, s, err = timed_spark(spark, lambda: spark.sql(sql).collect()[0][0], timeout)
+            v, s, err = best_of(lambda: timed_spark(spark, lambda: spark.sql(sql).collect()[0][0], timeout))
             rows.append({"system": "spark-sql self-join (paper's SQL)", "seconds": s, "violations": v,
                          "status": "ok" if err is None else err})
             sql_timed_out = err == "timeout"
         con = duckdb.connect()
         q = (f"SELECT count(*) FROM read_parquet('{path}/*.parquet') a JOIN read_parquet('{path}/*.parquet') b "
              f"ON a.salary > b.salary AND a.rate < b.rate")
-        t0 = time.perf_counter()
-        v = con.execute(q).fetchone()[0]
-        rows.append({"system": "duckdb (IEJoin)", "seconds": time.perf_counter() - t0, "violations": v,
-                     "status": "ok"})
+        v, s, _ = best_of(lambda: timed(lambda: con.execute(q).fetchone()[0]))
+        rows.append({"system": "duckdb (IEJoin)", "seconds": s, "violations": v, "status": "ok"})
         con.close()
         results.append({"n": n, "rows": report(rows)})
     return results
@@ -137,10 +161,9 @@ def h3(spark, sizes, timeout, tmp):
         df.createOrReplaceTempView("taxa")
         print(f"H3 n={n} (TaxA, error rate 10%)")
         rows = []
-        t0 = time.perf_counter()
-        r = detect(df, PHI1, key="tid", mode="count")
-        rows.append({"system": "dqkit", "seconds": time.perf_counter() - t0, "violations": r.counts["phi1"],
-                     "status": "ok", "operator": r.summary("phi1").operator})
+        v, s, _ = best_of(lambda: timed(lambda: detect(df, PHI1, key="tid", mode="count").counts["phi1"]))
+        rows.append({"system": "dqkit", "seconds": s, "violations": v, "status": "ok",
+                     "operator": "Block+UCrossProduct"})
         q1 = ("SELECT count(*) FROM taxa a JOIN taxa b ON a.zipcode = b.zipcode "
               "WHERE a.city <> b.city AND a.tid < b.tid")
         q2 = "SELECT count(*) FROM taxa a JOIN taxa b ON a.zipcode = b.zipcode WHERE a.city <> b.city"
@@ -150,7 +173,7 @@ def h3(spark, sizes, timeout, tmp):
         for name, q, comparable in (("spark-sql self-join, a.tid < b.tid", q1, True),
                                     ("spark-sql self-join (as printed)", q2, False),
                                     ("spark-sql group-by formulation", q3, True)):
-            v, s, err = timed_spark(spark, lambda q=q: spark.sql(q).collect()[0][0], timeout)
+            v, s, err = best_of(lambda q=q: timed_spark(spark, lambda: spark.sql(q).collect()[0][0], timeout))
             rows.append({"system": name, "seconds": s, "violations": None if v is None else int(v),
                          "status": "ok" if err is None else err, "comparable": comparable})
         results.append({"n": n, "rows": report(rows)})
@@ -219,7 +242,10 @@ def main(argv=None) -> int:
     ap.add_argument("--magnitude", type=float, default=0.01, help="TaxB rate error magnitude")
     ap.add_argument("--master", default=None)
     ap.add_argument("--json", help="write results to this file")
+    ap.add_argument("--repeat", type=int, default=2, help="runs per measurement, best kept (default 2)")
     a = ap.parse_args(argv)
+    global REPEAT
+    REPEAT = max(1, a.repeat)
     spark = get_spark(master=a.master)
     meta = {"spark": spark.version, "master": spark.conf.get("spark.master"), "cores": os.cpu_count(),
             "python": platform.python_version(), "seed": 42}
