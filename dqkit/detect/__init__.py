@@ -494,7 +494,8 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     """Detect the violations of ``rules`` in ``table``.
 
     ``rules``: rule objects, rule text, a mapping name -> text, a rules file, or ``Job``s/``UDFRule``s.
-    ``key``: the column identifying tuples (default: a deterministic content id, see ``tuple_ids``).
+    ``key``: the column identifying tuples; it must be unique and non-NULL (not checked, to save a
+    job). Default: a deterministic content id, see ``tuple_ids``.
     ``mode``: ``"violations"`` (lazy violation and candidate-fix DataFrames), ``"count"`` (counts
     only, no pair is materialised) or ``"sample"`` (at most ``sample`` violations per rule, the
     smallest (t1, t2), deterministic). Per-rule counts are always computed.
