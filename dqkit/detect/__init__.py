@@ -121,7 +121,7 @@ class _Plan:
     operator: str
     logical: str
     physical: str
-    violations: DataFrame
+    violations: Any  # DataFrame, or a callable building it on first use
     count: Any  # callable () -> (violations, candidates | None)
     details: dict[str, Any] = field(default_factory=dict)
 
@@ -134,16 +134,17 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
              .agg(*[F.countDistinct(_c(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)])
              .where(F.greatest(*[F.col(f"_dq_nd{i}") for i in range(len(rhs))], F.lit(0)) > 1)
              .select(*[_c(c) for c in lhs]))
-    d = s.join(dirty, on=lhs, how="left_semi")
-    a = d.select(*[_c(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
-    b = d.select(*[_c(c).alias("b_" + c) for c in [TID] + list(rule.columns)])
-    cond = _and([_c("a_" + c) == _c("b_" + c) for c in lhs]) & (_c("a_" + TID) < _c("b_" + TID))
-    differs = None
-    for r in rhs:
-        e = F.coalesce(_c("a_" + r) != _c("b_" + r), F.lit(False))
-        differs = e if differs is None else (differs | e)
-    viol = (a.join(b, on=cond & differs, how="inner")
-            .select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"), _c("b_" + TID).alias("t2")))
+    def viol() -> DataFrame:
+        d = s.join(dirty, on=lhs, how="left_semi")
+        a = d.select(*[_c(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
+        b = d.select(*[_c(c).alias("b_" + c) for c in [TID] + list(rule.columns)])
+        cond = _and([_c("a_" + c) == _c("b_" + c) for c in lhs]) & (_c("a_" + TID) < _c("b_" + TID))
+        differs = None
+        for r in rhs:
+            e = F.coalesce(_c("a_" + r) != _c("b_" + r), F.lit(False))
+            differs = e if differs is None else (differs | e)
+        return (a.join(b, on=cond & differs, how="inner")
+                .select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"), _c("b_" + TID).alias("t2")))
 
     def count() -> tuple[int, int]:
         if len(rhs) == 1:
@@ -159,7 +160,7 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
             return int(row["v"] or 0), int(row["cand"] or 0)
         cand = s.groupBy(*[_c(c) for c in lhs]).agg(F.count(F.lit(1)).alias("_dq_c")).agg(
             F.sum(F.col("_dq_c") * (F.col("_dq_c") - 1) / 2)).collect()[0][0]
-        return viol.count(), int(cand or 0)
+        return viol().count(), int(cand or 0)
 
     logical = (f"Scope({', '.join(rule.columns)}) -> Block({', '.join(lhs)}) -> Iterate(pairs) -> "
                f"Detect({' or '.join(f't1.{r} != t2.{r}' for r in rhs)}) -> GenFix")
@@ -385,8 +386,9 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
         return pd.DataFrame({"t1": t1[keep], "t2": t2[keep]})
 
     tid_ddl = tid_type.simpleString()
-    viol = (joined(False).groupBy("_dq_pair").applyInPandas(pairs_fn, f"t1 {tid_ddl}, t2 {tid_ddl}")
-            .select(F.lit(rule.name).alias("rule"), "t1", "t2"))
+    def viol() -> DataFrame:
+        return (joined(False).groupBy("_dq_pair").applyInPandas(pairs_fn, f"t1 {tid_ddl}, t2 {tid_ddl}")
+                .select(F.lit(rule.name).alias("rule"), "t1", "t2"))
 
     def count() -> tuple[int, None]:
         und_pairs = [p for p in pairs if p[3] != 0]
@@ -564,23 +566,32 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         summaries.append(RuleSummary(rule.name, rule.kind, str(rule), plan.operator, int(nviol), seconds,
                                      None if ncand is None else int(ncand), dict(plan.details)))
 
-    viol_frames = []
-    for plan in plans:
-        v = plan.violations
-        if mode == "sample":
-            v = v.orderBy("t1", "t2").limit(int(sample))  # type: ignore[arg-type]
-        if v.schema["t1"].dataType != tid_type:
-            v = v.select("rule", F.col("t1").cast(tid_type), F.col("t2").cast(tid_type))
-        viol_frames.append(v)
-    violations = viol_frames[0]
-    for v in viol_frames[1:]:
-        violations = violations.unionByName(v)
+    viol_cache: list[DataFrame] = []
+
+    def viol_frames() -> list[DataFrame]:
+        if not viol_cache:
+            for plan in plans:
+                v = plan.violations() if callable(plan.violations) else plan.violations
+                if mode == "sample":
+                    v = v.orderBy("t1", "t2").limit(int(sample))  # type: ignore[arg-type]
+                if v.schema["t1"].dataType != tid_type:
+                    v = v.select("rule", F.col("t1").cast(tid_type), F.col("t2").cast(tid_type))
+                viol_cache.append(v)
+        return viol_cache
+
+    def violations_builder() -> DataFrame:
+        frames = viol_frames()
+        out = frames[0]
+        for v in frames[1:]:
+            out = out.unionByName(v)
+        return out
+
     fix_schema = _FIX_SCHEMA.format(t=tid_type.simpleString())
     udf_fixes = {p.rule.name: p.details.get("_fixes") for p in plans if isinstance(p.rule, UDFRule)}
 
     def fixes_builder() -> DataFrame:
         fixes = spark.createDataFrame([], fix_schema)
-        for plan, v in zip(plans, viol_frames):
+        for plan, v in zip(plans, viol_frames()):
             if isinstance(plan.rule, UDFRule):
                 f = udf_fixes.get(plan.rule.name)
                 if f is None:
@@ -607,7 +618,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     physical = "\n".join(f"{p.rule.name}: {p.physical}" for p in plans)
     return DetectionResult(
         table=name or (table if isinstance(table, str) else "table"), mode=mode, sample=sample,
-        rules=tuple(rule_list), summaries=tuple(summaries), violations=violations, fixes_builder=fixes_builder,
+        rules=tuple(rule_list), summaries=tuple(summaries), violations_builder=violations_builder, fixes_builder=fixes_builder,
         logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
         scan_seconds=scan_seconds, shared_scope=scope if shared else None)
 

@@ -54,7 +54,7 @@ class DetectionResult:
     sample: int | None
     rules: tuple[Any, ...]
     summaries: tuple[RuleSummary, ...]
-    violations: DataFrame
+    violations_builder: Any  # () -> DataFrame, called once on first access of ``violations``
     fixes_builder: Any  # () -> DataFrame, called once on first access of ``candidate_fixes``
     logical_plan: str
     consolidated_plan: str
@@ -63,6 +63,11 @@ class DetectionResult:
     shared_scope: DataFrame | None = None
 
     # ----------------------------------------------------------------- accessors
+    @functools.cached_property
+    def violations(self) -> DataFrame:
+        """Violations ``rule, t1, t2`` (built on first access; count-only runs never need it)."""
+        return self.violations_builder()
+
     @functools.cached_property
     def candidate_fixes(self) -> DataFrame:
         """GenFix output: one row per candidate fix ``tid[attr] op (rhs_tid[rhs_attr] | constant)``."""
