@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -629,50 +629,75 @@ def _dedup_frame(source: DataFrame, plan: TablePlan, counts: DataFrame, side: st
     return rows.join(present, [FP_HI, FP_LO]).drop(FP_HI, FP_LO)
 
 
-def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, counts: DataFrame) -> DataFrame:
-    """``<T>_row_delta``: fetch only the rows whose fingerprint count changed, tagged DELETE/INSERT."""
+#: Changed fingerprints are broadcast to the row fetch up to this many (16 bytes + a count each).
+BROADCAST_CHANGED_ROWS = 4_000_000
+
+
+def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, counts: DataFrame,
+                    changed_rows: int | None = None) -> DataFrame:
+    """``<T>_row_delta``: fetch only the rows whose fingerprint count changed, tagged DELETE/INSERT.
+
+    One shuffle: the fetched rows of both sides are exchanged once (by the key when the table has
+    one, so the column stage's grouping by key needs no further exchange) and deduplicated there.
+    ``changed_rows`` (deletes + inserts, known from the row statistics) lets the small set of
+    changed fingerprints be broadcast instead of shuffling the inputs.
+    """
     changed_fp = counts.filter(F.col(_C_OLD) != F.col(_C_NEW))
 
     def side(df: DataFrame, count_col: str, status: str) -> DataFrame:
         wanted = changed_fp.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
-        rows = _fingerprinted(df, plan).join(wanted, [FP_HI, FP_LO])
-        # Duplicated rows come back once per copy; they are identical, so keep one per fingerprint.
-        return (rows.dropDuplicates([FP_HI, FP_LO]).drop(FP_HI, FP_LO)
-                .withColumn(STATUS, F.lit(status)))
+        if changed_rows is not None and changed_rows <= BROADCAST_CHANGED_ROWS:
+            wanted = F.broadcast(wanted)
+        return _fingerprinted(df, plan).join(wanted, [FP_HI, FP_LO]).withColumn(STATUS, F.lit(status))
 
-    return side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
+    both = side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
+    if plan.key:
+        both = both.repartition(*[F.col(_q(k)) for k in plan.key])
+    # A duplicated row comes back once per copy; the copies are identical, so keep one.
+    return both.dropDuplicates([*(plan.key or ()), STATUS, FP_HI, FP_LO]).drop(FP_HI, FP_LO)
 
 
-def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> tuple[DataFrame, DataFrame]:
-    """Pair DELETE and INSERT records by the user key (NULL-safe), excluding ambiguous keys.
+def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+    """Group the row delta by the user key: per key, its DELETE and INSERT counts and values.
 
-    Returns (pairs with ``o.*``/``n.*`` structs, the per-side rows marked ambiguous).
+    Grouping treats NULL keys as equal (NULL-safe pairing). A key with exactly one DELETE and one
+    INSERT is a pair (an update); a key with more than one record on a side is ambiguous and is
+    never paired, so a non-unique key cannot produce a cross product.
     """
     assert plan.key is not None
-    key = [F.col(_q(k)) for k in plan.key]
-    marked = row_delta.withColumn("_dq_key_rows", F.count(F.lit(1)).over(Window.partitionBy(STATUS, *key)))
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
-    unique = marked.filter(F.col("_dq_key_rows") == 1)
-
-    def side(status: str, alias: str) -> DataFrame:
-        return unique.filter(F.col(STATUS) == status).select(
-            *[F.col(_q(k)).alias(f"_dq_k{i}") for i, k in enumerate(plan.key)],
-            F.struct(*[F.col(_q(c)) for c in values]).alias(alias))
-
-    d, i = side(DELETE, "o"), side(INSERT, "n")
-    cond = [d[f"_dq_k{j}"].eqNullSafe(i[f"_dq_k{j}"]) for j in range(len(plan.key))]
-    pairs = d.join(i, cond, "inner").select(
-        *[d[f"_dq_k{j}"].alias(k) for j, k in enumerate(plan.key)], "o", "n")
-    return pairs, marked
+    record = F.struct(*[F.col(_q(c)) for c in values])
+    is_delete = F.col(STATUS) == DELETE
+    return row_delta.groupBy(*[F.col(_q(k)) for k in plan.key]).agg(
+        F.count_if(is_delete).alias("_dq_deletes"),
+        F.count_if(~is_delete).alias("_dq_inserts"),
+        F.first(F.when(is_delete, record), ignorenulls=True).alias("o"),
+        F.first(F.when(~is_delete, record), ignorenulls=True).alias("n"))
 
 
-def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
+def _is_pair() -> Column:
+    """A grouped key with exactly one DELETE and one INSERT record: an update that can be paired."""
+    return (F.col("_dq_deletes") == 1) & (F.col("_dq_inserts") == 1)
+
+
+def build_column_delta(grouped: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
                        ) -> tuple[DataFrame, DataFrame, list[Column]]:
-    """(col_delta, updates, the column-statistic aggregate expressions) from the key pairs."""
+    """(col_delta, updates, the aggregate expressions of statistics (9)-(14) and the pairing).
+
+    The aggregates run over the grouped keys and only count pairs, so the statistics and the
+    pairing counts come from one aggregation.
+    """
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
     types = dict(plan.types)
     types[ROW_COUNT] = T.LongType()
-    deltas, null_flags, changed_flags, aggs = [], [], [], []
+    is_pair = _is_pair()
+    deltas, null_flags, changed_flags = [], [], []
+    aggs = [F.count_if(is_pair).alias("_dq_pairs"),
+            F.coalesce(F.sum("_dq_deletes"), F.lit(0)).alias("_dq_deletes"),
+            F.coalesce(F.sum("_dq_inserts"), F.lit(0)).alias("_dq_inserts"),
+            F.coalesce(F.sum(F.when(F.col("_dq_deletes") > 1, F.col("_dq_deletes")).otherwise(0)
+                             + F.when(F.col("_dq_inserts") > 1, F.col("_dq_inserts")).otherwise(0)),
+                       F.lit(0)).alias("_dq_ambiguous")]
     for c in values:
         o, n = F.col("o." + _q(c)), F.col("n." + _q(c))
         dt = types[c]
@@ -682,12 +707,14 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
         deltas.append(diff.alias(c))
         null_flags.append(F.when(null_change, F.lit(c)))
         changed_flags.append(F.when(is_change, F.lit(c)))
-        num = diff.cast("double")
+        pair_diff = F.when(is_pair, diff)
+        pair_null_change = is_pair & null_change
         aggs.append(F.struct(
-            (F.count(diff) + F.count_if(null_change)).alias("count"),
-            F.max(diff).alias("max"), F.min(diff).alias("min"),
-            F.percentile(num, [0.25, 0.5, 0.75]).alias("q"),
-            F.count_if(null_change).alias(NULL_CHANGES)).alias(c))
+            (F.count(pair_diff) + F.count_if(pair_null_change)).alias("count"),
+            F.max(pair_diff).alias("max"), F.min(pair_diff).alias("min"),
+            F.percentile(pair_diff.cast("double"), [0.25, 0.5, 0.75]).alias("q"),
+            F.count_if(pair_null_change).alias(NULL_CHANGES)).alias(c))
+    pairs = grouped.filter(is_pair)
     key_cols = [F.col(_q(k)) for k in (plan.key or ())]
     col_delta = pairs.select(*key_cols, *deltas,
                              F.filter(F.array(*null_flags), lambda x: x.isNotNull()).alias(NULL_CHANGES))
@@ -697,28 +724,23 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
     return col_delta, updates, aggs
 
 
-def column_statistics(pairs: DataFrame, aggs: Sequence[Column], marked: DataFrame
+def column_statistics(grouped: DataFrame, aggs: Sequence[Column]
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
-    """Statistics (9)-(14) for every column in one aggregation, plus pairing counts."""
-    row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
+    """Statistics (9)-(14) for every column and the pairing counts, in one aggregation."""
+    row = grouped.agg(*aggs).first()
     stats: dict[str, dict[str, Any]] = {}
     for name in row.asDict():
-        if name == "_dq_pairs":
+        if name.startswith("_dq_"):
             continue
         s = row[name]
         q = s["q"] or [None, None, None]
-        count = int(s["count"])
         stats[name] = render.to_jsonable({
-            "count": count, "max": s["max"], "min": s["min"],
+            "count": int(s["count"]), "max": s["max"], "min": s["min"],
             "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES])})
-    side = marked.agg(
-        F.count_if(F.col(STATUS) == DELETE).alias("deletes"),
-        F.count_if(F.col(STATUS) == INSERT).alias("inserts"),
-        F.count_if(F.col("_dq_key_rows") > 1).alias("ambiguous_key_rows")).first()
-    paired = int(row["_dq_pairs"])
-    pairing = {"paired": paired, "deletes": int(side["deletes"]), "inserts": int(side["inserts"]),
-               "ambiguous_key_rows": int(side["ambiguous_key_rows"]),
-               "unpaired_deletes": int(side["deletes"]) - paired, "unpaired_inserts": int(side["inserts"]) - paired}
+    paired, deletes, inserts = int(row["_dq_pairs"]), int(row["_dq_deletes"]), int(row["_dq_inserts"])
+    pairing = {"paired": paired, "deletes": deletes, "inserts": inserts,
+               "ambiguous_key_rows": int(row["_dq_ambiguous"]),
+               "unpaired_deletes": deletes - paired, "unpaired_inserts": inserts - paired}
     return stats, pairing
 
 
@@ -820,7 +842,7 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
         seconds["dedup"] += timings["dedup"]
         if need_row:
             start = time.perf_counter()
-            row_delta = build_row_delta(old, new, plan, counts)
+            row_delta = build_row_delta(old, new, plan, counts, row_stats["differences"])
             timings["row"] = time.perf_counter() - start
             seconds["row"] += timings["row"]
     if row_stats is None and prior is not None:
@@ -841,9 +863,9 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
         return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
     start = time.perf_counter()
     assert row_delta is not None
-    pairs, marked = pair_by_key(row_delta, plan)
-    col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol)
-    stats, pairing = column_statistics(pairs, aggs, marked)
+    grouped = pair_by_key(row_delta, plan)
+    col_delta, updates, aggs = build_column_delta(grouped, plan, abs_tol, rel_tol)
+    stats, pairing = column_statistics(grouped, aggs)
     if pairing["ambiguous_key_rows"]:
         messages.append(f"warning: key ({', '.join(plan.key)}) of table {plan.name} is not unique among its "
                         f"changed rows; {pairing['ambiguous_key_rows']} records were left unpaired instead of "

@@ -4,6 +4,7 @@
    printed, JSON summary, charts and delta tables written to ``reports/delta_users``.
 2. The paper's TPC-H test case 2 at a small, seeded scale (generated on first use into
    ``reports/tpch_sample``): the same outputs in ``reports/delta_tpch``.
+3. The papermill delta report of the Users database: ``reports/delta_report/delta_report.html``.
 """
 from __future__ import annotations
 
@@ -13,23 +14,14 @@ from pathlib import Path
 from dqkit.delta import delta
 from dqkit.session import get_spark
 
-DATA = Path(__file__).resolve().parent.parent / "data"
 TPCH_KEYS = {"lineitem": ["l_orderkey", "l_linenumber"], "orders": ["o_orderkey"]}
-
-
-def bundled(name: str) -> Path:
-    """Path of a bundled sample dataset (source checkout or installed package)."""
-    here = DATA / name
-    if here.exists():
-        return here
-    from importlib import resources
-
-    return Path(str(resources.files("dqkit.data") / name))
 
 
 def main(out: str = "reports") -> int:
     """Run the demo deltas and write their outputs; returns 0."""
+    from dqkit.data import bundled
     from dqkit.data.tpch import generate_tpch
+    from dqkit.report import demo_report
 
     spark = get_spark()
     out_dir = Path(out)
@@ -48,6 +40,8 @@ def main(out: str = "reports") -> int:
     print(tpch.to_text())
     where = tpch.save(out_dir / "delta_tpch")
     print(f"\nJSON, charts and delta tables written to {where}")
+    html = demo_report(out_dir / "delta_report")
+    print(f"\ndelta report of the bundled Users database: {html}")
     return 0
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dqkit.errors import DqkitError, ParameterError, SourceError
+from dqkit.session import redirect_stderr_fd
 
 KERNEL = "python3"
 
@@ -255,7 +256,7 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
     t0 = time.perf_counter()
     try:
         try:
-            with _kernel_stderr_to_log():
+            with redirect_stderr_fd(KERNEL_LOG):
                 papermill.execute_notebook(str(template), str(tmp_nb), parameters=dict(params),
                                            kernel_name=kernel_name, progress_bar=False, log_output=False,
                                            report_mode=False, execution_timeout=timeout)
@@ -284,29 +285,6 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
 KERNEL_LOG = os.path.join(tempfile.gettempdir(), f"dqkit-report-kernel-{os.getuid() if hasattr(os, 'getuid') else 0}.log")
 
 
-@contextlib.contextmanager
-def _kernel_stderr_to_log() -> Iterator[None]:
-    """Send the report kernel's own stderr (start-up notices) to ``KERNEL_LOG``.
-
-    The kernel inherits descriptor 2; when a report runs from inside a notebook, that descriptor is
-    captured into the calling cell. Errors of the report itself are in the executed notebook.
-    """
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):
-        yield
-        return
-    log = os.open(KERNEL_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        os.dup2(log, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(log)
-
-
 def _error_at_top(nb: Any, message: str) -> None:
     """Put the cause of a failure in the first cell (papermill's error banner, or a new cell)."""
     import html
@@ -331,17 +309,11 @@ def demo_report(out_dir: str | os.PathLike = "reports") -> Path:
     Writes OUT/delta_report.ipynb and OUT/delta_report.html and returns the HTML path; raises
     ``ReportError`` if the report fails.
     """
-    users = _bundled("users")
+    from dqkit.data import bundled
+
+    users = bundled("users")
     outcome = run_report("delta", {"old": str(users / "old"), "new": str(users / "new"), "keys": "users=id"},
                          out_dir)
     outcome.raise_for_error()
     return outcome.html
 
-
-def _bundled(name: str) -> Path:
-    here = Path(__file__).resolve().parent.parent / "data" / name
-    if here.exists():
-        return here
-    from importlib import resources
-
-    return Path(str(resources.files("dqkit.data") / name))

@@ -84,21 +84,32 @@ def get_spark(
 
 @contextlib.contextmanager
 def _jvm_stderr_to_log() -> Iterator[None]:
-    """Point file descriptor 2 at a log file while the JVM starts, so that the JVM inherits it.
+    """Start the JVM with its stderr in ``JVM_LOG``; ``DQKIT_JVM_STDERR=inherit`` turns this off.
 
     The JVM writes start-up notices straight to its stderr; in Jupyter that descriptor is captured
-    into cells. The log file keeps them for whoever needs them (``dqkit.session.JVM_LOG``).
+    into cells.
     """
     if os.environ.get("DQKIT_JVM_STDERR") == "inherit":
         yield
         return
+    with redirect_stderr_fd(JVM_LOG):
+        yield
+
+
+@contextlib.contextmanager
+def redirect_stderr_fd(log_path: str) -> Iterator[None]:
+    """Point file descriptor 2 at ``log_path`` (appending) for the block, then restore it.
+
+    A child process started inside the block (a JVM, a notebook kernel) inherits the log file as its
+    stderr for good, so its start-up notices never reach a notebook cell or a terminal.
+    """
     try:
         sys.stderr.flush()
         saved = os.dup(2)
     except (OSError, ValueError):  # no real descriptor 2 (embedded interpreters)
         yield
         return
-    log = os.open(JVM_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.dup2(log, 2)
         yield
