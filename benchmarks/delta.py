@@ -166,6 +166,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     spark = get_spark(master=args.master, config={"spark.driver.memory": args.driver_memory})
     facts = ensure_data(args.scale, Path(args.data_dir), args.seed, spark)
     contenders = make_contenders(spark, facts)
+    warm_scale = args.warmup_scale if args.warmup_scale is not None else args.scale
+    if warm_scale != args.scale and args.warmup:
+        warm_facts = ensure_data(warm_scale, Path(args.data_dir), args.seed, spark)
+        warm_contenders = make_contenders(spark, warm_facts)
+    else:
+        warm_facts, warm_contenders = facts, contenders
     chosen = [c for c in CONTENDERS if c in args.only] if args.only else list(CONTENDERS)
     cores = os.cpu_count()
     print(f"machine: {platform.machine()} {cores} cores, {platform.system()} {platform.release()}; "
@@ -173,22 +179,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
           f"driver memory {spark.conf.get('spark.driver.memory', 'default')}; "
           f"shuffle partitions {spark.conf.get('spark.sql.shuffle.partitions')}")
     print(f"data: lineitem old {facts['N_L']:,} rows, new {facts['N_L'] + 17:,} rows "
-          f"('R' rows {facts['N_R']:,}); TPC-H SF {args.scale:g}, engine {facts['engine']}")
+          f"('R' rows {facts['N_R']:,}); TPC-H SF {args.scale:g}, engine {facts['engine']}; "
+          f"warm-up at SF {warm_scale:g}", flush=True)
     results: dict[str, Any] = {}
     for name in chosen:
-        fn = contenders[name]
-        times = []
+        warm_times, times = [], []
         for i in range(args.warmup + args.repeat):
+            warm = i < args.warmup
+            fn = (warm_contenders if warm else contenders)[name]
             spark.catalog.clearCache()
             start = time.perf_counter()
             out = fn()
             elapsed = time.perf_counter() - start
-            tag = "warm-up" if i < args.warmup else "timed"
-            print(f"  {name:<11} {tag:<7} {elapsed:8.2f} s", flush=True)
-            if i >= args.warmup:
-                times.append(elapsed)
+            print(f"  {name:<11} {'warm-up' if warm else 'timed':<7} {elapsed:8.2f} s", flush=True)
+            (warm_times if warm else times).append(elapsed)
+            if warm:
+                for p in checks(name, out, warm_facts):
+                    print(f"  {name}: warm-up CHECK FAILED: {p}", flush=True)
         problems = checks(name, out, facts)
         results[name] = {"best_seconds": round(min(times), 3), "seconds": [round(t, 3) for t in times],
+                         "warmup_seconds": [round(t, 3) for t in warm_times],
                          "answer": out, "problems": problems}
         for p in problems:
             print(f"  {name}: CHECK FAILED: {p}", flush=True)
@@ -221,7 +231,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for g, ok in goals.items():
         print(f"goal: {g}: {'MET' if ok else 'NOT MET'}")
     report = {
-        "command": command, "scale": args.scale, "seed": args.seed, "warmup": args.warmup, "repeat": args.repeat,
+        "command": command, "scale": args.scale, "seed": args.seed, "warmup": args.warmup,
+        "warmup_scale": warm_scale, "repeat": args.repeat,
         "machine": {"cores": cores, "platform": platform.platform(), "python": platform.python_version(),
                     "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
         "spark": {"version": spark.version, "master": spark.conf.get("spark.master"),
@@ -243,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42, help="seed choosing the duplicated rows")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs per contender; the best is kept")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per contender before timing")
+    parser.add_argument("--warmup-scale", type=float, default=None,
+                        help="run the warm-ups on data of this scale (default: --scale)")
     parser.add_argument("--only", nargs="+", choices=CONTENDERS, help="run only these contenders")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--driver-memory", default="8g")
