@@ -211,7 +211,7 @@ def _check(spark, seed, nb_parts):
     assert r.summary("blk").operator.startswith("Block+")
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10**6), nb_parts=st.sampled_from([1, 2, 3, 7]))
 def test_detection_equals_brute_force_nested_loop(spark, seed, nb_parts):
     _check(spark, seed, nb_parts)
