@@ -28,7 +28,6 @@ import time
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from pyspark.sql import functions as F  # noqa: E402
 
 from dqkit.detect import detect  # noqa: E402
 from dqkit.session import get_spark  # noqa: E402

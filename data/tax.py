@@ -122,7 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     print(write_tax(a.out, a.rows, a.variant, a.error_rate, a.magnitude, a.seed))
     return 0
 

@@ -16,14 +16,13 @@ a number; anything else is checked inside the notebook, so the error is recorded
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

@@ -59,6 +59,8 @@ def get_spark(
                 builder = builder.config(key, value)
             return builder.getOrCreate()
         master = master or os.environ.get("DQKIT_SPARK_MASTER") or "local[*]"
+        # Python workers must run the interpreter that has dqkit's dependencies (pyarrow, pandas).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if master.startswith("local"):
             # A loopback address keeps the JVM from warning about the host name at start-up.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -1,12 +1,10 @@
 """One SparkSession for the whole test run (local[2], quiet), and small helpers."""
 from __future__ import annotations
 
-import os
 import tempfile
 
 import pytest
 
-os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
 
 
 @pytest.fixture(scope="session")

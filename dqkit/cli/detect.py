@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 
 from dqkit.cli import EXIT_DIFFERENT, EXIT_SAME
 from dqkit.errors import ParameterError
@@ -31,7 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from dqkit.detect import detect
     from dqkit.rules import load_rules
 

@@ -534,7 +534,6 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
             raise RuleError(f"column {c!r} uses dqkit's reserved prefix _dq_", hint="rename it")
 
     decl = [r for r in rule_list if not isinstance(r, UDFRule)]
-    udfs = [r for r in rule_list if isinstance(r, UDFRule)]
     tid_type = df.schema[key].dataType if key else T.StringType()
     used = list(dict.fromkeys(c for r in decl for c in r.columns))
     scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used])

@@ -5,8 +5,6 @@ import functools
 import html
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,47 +153,34 @@ class DetectionResult:
     def save(self, path: str | os.PathLike, overwrite: bool = False) -> str:
         """Write summary.json, plan.txt and (unless count-only) violations/ and candidate_fixes/ as
         Parquet; atomic: written to a temporary folder beside ``path``, then renamed."""
+        from dqkit.render import atomic_folder
+
         target = os.path.abspath(os.fspath(path))
         if os.path.exists(target) and not overwrite:
             raise ParameterError(f"{target} exists", hint="choose a new folder or pass overwrite=True")
-        parent = os.path.dirname(target) or "."
-        os.makedirs(parent, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix=".dqkit-detect-", dir=parent)
-        try:
-            with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as fh:
-                json.dump(self.to_dict(), fh, indent=2, default=str)
-            with open(os.path.join(tmp, "plan.txt"), "w", encoding="utf-8") as fh:
-                fh.write(self.explain())
+
+        def write(tmp) -> None:
+            (tmp / "summary.json").write_text(json.dumps(self.to_dict(), indent=2, default=str), encoding="utf-8")
+            (tmp / "plan.txt").write_text(self.explain(), encoding="utf-8")
             if self.mode != "count":
-                self.violations.write.parquet(os.path.join(tmp, "violations"))
-                self.candidate_fixes.write.parquet(os.path.join(tmp, "candidate_fixes"))
-            if os.path.exists(target):
-                old = target + ".old-" + os.path.basename(tmp)
-                os.rename(target, old)
-                os.rename(tmp, target)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.rename(tmp, target)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
+                self.violations.write.parquet((tmp / "violations").as_posix())
+                self.candidate_fixes.write.parquet((tmp / "candidate_fixes").as_posix())
+
+        return str(atomic_folder(target, write))
 
     def plot_violation_graph(self, rule: str | None = None, max_edges: int = 200):
         """The violation graph (tuples as nodes, violations as edges) of a bounded sample, drawn with
         networkx/matplotlib; returns the figure."""
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
         import networkx as nx
+        from matplotlib.figure import Figure
 
         v = self.violations if rule is None else self.violations_of(rule)
         rows = v.where(F.col("t2").isNotNull()).orderBy("rule", "t1", "t2").limit(max_edges).collect()
         g = nx.Graph()
         for r in rows:
             g.add_edge(str(r["t1"]), str(r["t2"]), rule=r["rule"])
-        fig, ax = plt.subplots(figsize=(6, 5))
+        fig = Figure(figsize=(6, 5), layout="constrained")  # object API: no global backend switch
+        ax = fig.subplots()
         if g.number_of_nodes():
             pos = nx.spring_layout(g, seed=7)
             nx.draw_networkx(g, pos, ax=ax, node_size=300, font_size=7, node_color="#f4a261")
@@ -205,12 +190,10 @@ class DetectionResult:
 
     def plot_counts(self):
         """Bar chart of violations per rule."""
-        import matplotlib
+        from matplotlib.figure import Figure
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 3))
+        fig = Figure(figsize=(6, 3), layout="constrained")
+        ax = fig.subplots()
         ax.bar([s.name for s in self.summaries], [s.violations for s in self.summaries], color="#2a9d8f")
         ax.set_ylabel("violations")
         return fig

@@ -109,7 +109,7 @@ def _mask(result: Any, n: int) -> np.ndarray:
 
 def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
     """Build the physical plan of a UDF rule (lazy), returning a detection ``_Plan``."""
-    from dqkit.detect import TID, _Plan, tuple_ids
+    from dqkit.detect import _Plan, tuple_ids
 
     flows: dict[str, DataFrame] = {}
     blocked: dict[str, bool] = {}
