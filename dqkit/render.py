@@ -138,4 +138,6 @@ def bullet_list(items: Iterable[str]) -> str:
 def text_table(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
     """A plain-text table for terminals."""
     shown = frame if columns is None else frame[list(columns)]
-    return shown.to_string(index=False, na_rep="NULL")
+    # None in object columns is not covered by na_rep; show every missing value as NULL.
+    shown = shown.astype(object).where(shown.notna(), "NULL")
+    return shown.to_string(index=False)
