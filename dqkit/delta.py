@@ -453,18 +453,13 @@ class DeltaResult:
         return render.HTML_STYLE + self.to_html(sample_rows=5, charts=False)
 
     def sample(self, table: str, what: str = "row_delta", n: int = 10) -> pd.DataFrame:
-        """A bounded, deterministic sample (first ``n`` rows in a stable order) as pandas."""
+        """A bounded, deterministic sample as pandas: the first ``n`` rows ordered by the key, then
+        by every column, so the same inputs give the same sample whatever the partitioning."""
         frame = {"row_delta": self.row_delta, "col_delta": self.col_delta, "updates": self.updates}[what](table)
+        flat = frame.select(*[_displayable(f) for f in frame.schema.fields])
         key = list(self._table(table).plan.key or [])
-        order = [F.col(_q(c)) for c in key] if what != "row_delta" or key else []
-        if what == "row_delta":
-            order = order + [F.col(STATUS)]
-        flat = frame
-        for f in frame.schema.fields:
-            if isinstance(f.dataType, (T.StructType, T.ArrayType, T.MapType, T.BinaryType)):
-                flat = flat.withColumn(f.name, F.to_json(F.col(_q(f.name))) if not isinstance(
-                    f.dataType, T.BinaryType) else F.hex(F.col(_q(f.name))))
-        rows = (flat.orderBy(*order) if order else flat).limit(n).collect()
+        order = key + [c for c in flat.columns if c not in key]
+        rows = flat.orderBy(*[F.col(_q(c)) for c in order]).limit(n).collect()
         return pd.DataFrame([r.asDict() for r in rows], columns=flat.columns)
 
     def plot_difference_count(self):
@@ -547,6 +542,16 @@ class DeltaResult:
                 frames[f"ddb_old/{name}"] = self.dedup(name, "old")
                 frames[f"ddb_new/{name}"] = self.dedup(name, "new")
         return frames
+
+
+def _displayable(f: T.StructField) -> Column:
+    """A column as people read it (and as it sorts): nested values as JSON, binary as hex."""
+    col = F.col(_q(f.name))
+    if isinstance(f.dataType, T.BinaryType):
+        return F.hex(col).alias(f.name)
+    if isinstance(f.dataType, (T.StructType, T.ArrayType, T.MapType)):
+        return F.to_json(col).alias(f.name)
+    return col
 
 
 def _save_catalog(database: str, frames: Mapping[str, DataFrame]) -> str:

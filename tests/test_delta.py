@@ -299,6 +299,19 @@ def test_save_to_a_catalog_database(spark, users_result):
     assert spark.table("dq_validation_test.users_col_delta").count() == 2
 
 
+def test_samples_are_deterministic_whatever_the_partitioning_even_without_a_key(spark):
+    rows_old = [(i % 7, f"v{i}") for i in range(40)]
+    rows_new = [(i % 7, f"w{i}") for i in range(40)]
+    schema = "k int, v string"
+    a = delta({"t": spark.createDataFrame(rows_old, schema).repartition(5)},
+              {"t": spark.createDataFrame(rows_new, schema).repartition(3)}, stages="dedup,row", spark=spark)
+    b = delta({"t": spark.createDataFrame(rows_old[::-1], schema).coalesce(1)},
+              {"t": spark.createDataFrame(rows_new[::-1], schema).coalesce(1)}, stages="dedup,row", spark=spark)
+    sa, sb = a.sample("t", "row_delta", 6), b.sample("t", "row_delta", 6)
+    assert sa.equals(sb) and len(sa) == 6
+    assert list(sa.itertuples(index=False, name=None))[:2] == [(0, "v0", 1, "DELETE"), (0, "v14", 1, "DELETE")]
+
+
 def test_html_escapes_data_values(spark):
     evil = "<script>alert(1)</script>"
     old = spark.createDataFrame([(1, "a")], "k int, v string")
