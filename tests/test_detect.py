@@ -232,6 +232,100 @@ def test_ocjoin_equals_brute_force_on_larger_skewed_data(spark):
     assert pairs(v, "p2") == brute_force(records, rules[0])
 
 
+# ------------------------------------------------------------------------------- one-partition count
+def test_dominance_counting_kernels_equal_brute_force():
+    import itertools
+
+    import numpy as np
+
+    from dqkit.detect import _merge
+
+    rng = np.random.default_rng(11)
+    ords = ("<", "<=", ">", ">=")
+    for _ in range(60):
+        nl, nr, k = rng.integers(0, 25), rng.integers(0, 25), rng.integers(1, 5)  # few values: many ties
+        lx, ly = rng.integers(0, k, nl).astype(float), rng.integers(-k, k, nl)
+        rx, ry = rng.integers(0, k, nr).astype(float), rng.integers(-k, k, nr)
+        for ox, oy in itertools.product(ords, ords):
+            m = _merge._CMP[ox](lx[:, None], rx[None, :]) & _merge._CMP[oy](ly[:, None], ry[None, :])
+            assert _merge.dominance_count(lx, ly, rx, ry, ox, oy) == int(m.sum()), (ox, oy)
+            assert _merge.count_pairs([lx, ly], [rx, ry], [(0, ox), (1, oy)]) == int(m.sum())
+            s = _merge._CMP[ox](lx[:, None], lx[None, :]) & _merge._CMP[oy](ly[:, None], ly[None, :])
+            np.fill_diagonal(s, False)
+            assert _merge.self_dominance_count(lx, ly, ox, oy) == int(s.sum()), (ox, oy)
+    words = np.array(["b", "a", "c", "a", "b"], dtype=object)  # strings order like Spark's
+    # (i, j) with words[i] < words[j] and i > j: (a1,b0) (a3,b0) (a3,c2) (b4,c2)
+    assert _merge.self_dominance_count(words, np.arange(5), "<", ">") == 4
+    assert _merge.dominance_count(words, np.arange(5), words, np.arange(5), "<", ">") == 4
+
+
+@pytest.mark.parametrize("seed", [3, 17, 29, 101, 4242])
+def test_one_partition_count_equals_brute_force(spark, seed):
+    """No nb_parts: a small input's OCJoin count runs in one task (both kernels, side predicates, NULLs)."""
+    rng = random.Random(seed)
+    records = random_table(rng)
+    rules = [r for r in random_rules(rng) if r.name == "oc"]
+    rules += [parse_rule("self2: not(t1.a > t2.a and t1.b < t2.b)"),
+              parse_rule("selfeq: not(t1.a >= t2.a and t1.c <= t2.c)"),
+              parse_rule("sided: not(t1.a <= t2.b and t1.c > t2.c and t2.s = 'x')"),
+              parse_rule("one: not(t1.c < t2.c)")]
+    r = detect(_frame(spark, records), rules, key="tid", mode="count")
+    for rule in rules:
+        assert r.summary(rule.name).violations == len(brute_force(records, rule)), (seed, str(rule))
+        assert r.summary(rule.name).details.get("counted_in") == "one partition", rule.name
+
+
+def test_one_partition_and_range_partitions_agree_on_skewed_data(spark, monkeypatch):
+    import dqkit.detect as dd
+
+    rng = random.Random(8)
+    records = [{"tid": i, "a": rng.randint(0, 30), "b": rng.choice([1, 1, 1, 2, rng.randint(0, 50)]),
+                "c": float(rng.randint(0, 9)), "s": rng.choice("pqr")} for i in range(300)]
+    rules = [parse_rule("p2: not(t1.a > t2.a and t1.b < t2.b)"),
+             parse_rule("p3: not(t1.a >= t2.b and t1.c < t2.c and t1.b != t2.b)"),
+             parse_rule("ps: not(t1.s < t2.s and t1.a <= t2.a)")]
+    expected = {rule.name: len(brute_force(records, rule)) for rule in rules}
+    one = detect(_frame(spark, records), rules, key="tid", mode="count")
+    assert one.counts == expected
+    assert {one.summary(n).details.get("counted_in") for n in expected} == {"one partition"}
+    assert "one partition" in one.physical_plan
+    # more rows than the one-partition limit: the task gives up, range partitioning takes over
+    monkeypatch.setattr(dd, "ONE_PART_ROWS", 100)
+    monkeypatch.setattr(dd, "ONE_PART_ROWS_GENERAL", 100)
+    monkeypatch.setattr(dd, "ROWS_PER_PART", 60)
+    ranged = detect(_frame(spark, records), rules, key="tid", mode="count")
+    assert ranged.counts == expected
+    for n in expected:
+        assert ranged.summary(n).details.get("counted_in") is None and ranged.summary(n).details["nb_parts"] > 1
+    assert "range-partition on" in ranged.physical_plan
+
+
+def test_one_partition_count_with_content_ids_counts_duplicate_rows(spark):
+    """Without a key, exact duplicate rows are distinct tuples (content ids with #k) in every path."""
+    rows = [(1, 5), (1, 5), (2, 3), (0, 9), (2, 3), (None, 1)]
+    df = spark.createDataFrame(rows, "a int, b int")
+    records = [{"tid": i, "a": a, "b": b} for i, (a, b) in enumerate(rows)]
+    for text in ("not(t1.a >= t2.a and t1.b <= t2.b)", "not(t1.a > t2.a and t1.b < t2.b)"):
+        rule = parse_rule("d: " + text)
+        want = len(brute_force(records, rule))
+        assert detect(df, [rule], mode="count").counts["d"] == want
+        assert detect(df, [rule], mode="count", nb_parts=2).counts["d"] == want
+        assert len(detect(df, [rule]).violations.collect()) == want
+
+
+def test_count_mode_of_a_small_ocjoin_runs_one_spark_job(spark):
+    rng = random.Random(4)
+    records = [{"tid": i, "a": rng.randint(0, 50), "b": rng.randint(0, 50), "c": 1.0, "s": "x"} for i in range(500)]
+    df = _frame(spark, records)
+    rule = parse_rule("p: not(t1.a > t2.a and t1.b < t2.b)")
+    detect(df, [rule], key="tid", mode="count")  # warm
+    before = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+    r = detect(df, [rule], key="tid", mode="count")
+    after = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+    assert r.counts["p"] == len(brute_force(records, rule))
+    assert len(after - before) == 1
+
+
 # ------------------------------------------------------------------------------- NULLs, ids, modes
 def test_predicate_on_null_is_false(spark):
     df = spark.createDataFrame([(1, 10, "a"), (2, 10, None), (3, None, "b"), (4, 10, "c")],

@@ -45,6 +45,11 @@ from dqkit.sources import read_table
 
 TID = "_dq_tid"
 ROWS_PER_PART = 5000  # default OCJoin partition size when nb_parts is not given
+# OCJoin counts of small inputs run in one task (one Spark job): up to this many candidate rows (both
+# sides) when the count takes O(n log n) (one or two ordering conditions), fewer for other shapes
+ONE_PART_ROWS = 2_000_000
+ONE_PART_ROWS_GENERAL = 200_000
+ONE_PART_BYTES = 128 << 20  # not attempted when Spark's size estimate of the rows is larger
 MODES = ("violations", "count", "sample")
 
 __all__ = ["detect", "tuple_ids", "DetectionResult", "RuleSummary", "MODES"]
@@ -234,9 +239,50 @@ def _proxy(col: Column, tclass: str) -> Column:
     return F.conv(F.rpad(F.hex(F.substring(col, 1, 7)), 14, "0"), 16, 10).cast("double")
 
 
+def _estimated_bytes(df: DataFrame) -> int | None:
+    """Spark's own size estimate of ``df`` (what it uses to choose broadcast joins); None if unknown."""
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
+    except Exception:  # Spark Connect, or no statistics
+        return None
+
+
+def _one_partition_count(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], lcols: list[str],
+                         rcols: list[str], ops: list[str]) -> tuple[int, int] | None:
+    """OCJoin count of a small input in one Spark job: (ordered violating pairs, candidate rows), or None.
+
+    One scan keeps each row that can be t1 (``_dq_a``: t1's own predicates hold, its condition attributes
+    are not NULL) or t2 (``_dq_b``); ``coalesce(1)`` brings them to one task whose ``mapInArrow`` counts
+    the pairs with ``_merge.count_pairs`` and subtracts the pairs of a tuple with itself. The task stops
+    reading and answers None (the caller then range-partitions) as soon as the input has more rows than
+    ``ONE_PART_ROWS``, so a large input costs a bounded, single-task read, and is not attempted at all
+    when Spark already estimates it as large.
+    """
+    vals = list(dict.fromkeys(lcols + rcols))
+    lpos = [vals.index(c) for c in lcols]
+    rpos = [vals.index(c) for c in rcols]
+    false = F.lit(False)
+    a_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(1)]
+                             + [_not_null(lcols, types)]), false)
+    b_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(2)]
+                             + [_not_null(rcols, types)]), false)
+    frame = (scope.select(a_flag.alias("_dq_a"), b_flag.alias("_dq_b"),
+                          *[_c(c).alias(f"_dq_c{j}") for j, c in enumerate(vals)])
+             .where(F.col("_dq_a") | F.col("_dq_b")))
+    limit = ONE_PART_ROWS if (len(ops) == 1 or _merge.counted_by_dominance(ops)) else ONE_PART_ROWS_GENERAL
+    est = _estimated_bytes(frame)
+    if est is not None and est > ONE_PART_BYTES:
+        return None
+    fn = _merge.one_partition_counter(len(vals), lpos, rpos, list(ops), limit)
+    rows = frame.coalesce(1).mapInArrow(fn, "n long, rows long").collect()
+    if not rows:  # no partition at all: an empty input
+        return 0, 0
+    n, nrows = int(rows[0]["n"]), int(rows[0]["rows"])
+    return None if n < 0 else (n, nrows)
+
+
 def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], tid_type: T.DataType,
                  nb_parts: int | None, spark: SparkSession) -> _Plan:
-    a, b = _side_frames(rule, scope, types)
     conds = list(rule.cross_predicates)
     # primary condition: first ordering comparison (else the first !=)
     order = sorted(range(len(conds)), key=lambda i: (conds[i].op == "!=", i))
@@ -247,8 +293,51 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
     sym = rule.symmetric
     prim_l, prim_r = lcols[0], rcols[0]
     tclass = type_class(types[prim_l])
-    k_max = int(nb_parts or 16)
     info: dict[str, Any] = {"partition_attribute": f"t1.{prim_l}"}
+    cond_text = " and ".join(str(p) for p in conds)
+    logical = (f"Scope({', '.join(rule.columns)}) -> Iterate(pairs) -> Detect({cond_text}) -> GenFix")
+    memo: dict[str, Any] = {}
+
+    def partitioned() -> dict[str, Any]:
+        """Range partitioning, min/max pruning and the per-pair merge (runs its planning jobs once)."""
+        if not memo:
+            a, b = _side_frames(rule, scope, types)
+            memo.update(_ocjoin_partitioned(rule, a, b, types, tid_type, nb_parts, spark, conds, lcols, rcols,
+                                            ops, sym, prim_l, prim_r, tclass, info))
+        return memo
+
+    plan = _Plan(rule, "OCJoin", logical, "", lambda: partitioned()["viol"](), None, info)
+
+    def count() -> tuple[int, None]:
+        if nb_parts is None:  # automatic: a small input is counted in one task, one Spark job
+            n = _one_partition_count(rule, scope, types, lcols, rcols, ops)
+            if n is not None:
+                info.update(nb_parts=1, rows=n[1], counted_in="one partition")
+                kernel = ("dominance counting (IEJoin-style: sort on one attribute, count the other's "
+                          "inversions bit by bit)" if _merge.counted_by_dominance(ops)
+                          else "sort + searchsorted" if len(ops) == 1 else "chunked min/max merge")
+                plan.physical = (
+                    f"OCJoin: count of {n[1]} candidate rows in one partition (one Spark job: "
+                    f"coalesce(1) + mapInArrow), {kernel}; "
+                    + ("unordered pairs (symmetric rule)" if sym else "ordered pairs")
+                    + f"; violations, when materialised: range partitions on t1.{prim_l} with min/max pruning")
+                return (n[0] // 2 if sym else n[0]), None
+        p = partitioned()
+        plan.physical = p["physical"]
+        return p["count"]()
+
+    plan.count = count
+    plan.physical = (f"OCJoin: range-partition on t1.{prim_l}, min/max pruning, vectorised sort-merge per "
+                     f"partition pair")
+    return plan
+
+
+def _ocjoin_partitioned(rule: DenialConstraint, a: DataFrame, b: DataFrame, types: dict[str, str],
+                        tid_type: T.DataType, nb_parts: int | None, spark: SparkSession, conds: list[Predicate],
+                        lcols: list[str], rcols: list[str], ops: list[str], sym: bool, prim_l: str, prim_r: str,
+                        tclass: str, info: dict[str, Any]) -> dict[str, Any]:
+    """OCJoin over range partitions: runs the partitioning jobs, returns viol/count/physical."""
+    k_max = int(nb_parts or 16)
 
     # partitioning phase: row count and range boundaries on the primary attribute in one pass
     # (approximate percentiles); small inputs get fewer partitions (about ROWS_PER_PART rows each)
@@ -360,7 +449,7 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
         import numpy as np
         import pandas as pd
         left, right, lv, rv, active = _split(pdf)
-        n = _merge.join_count(lv, rv, active, chunk)
+        n = _merge.count_pairs(lv, rv, active, chunk)
         if in_pandas_self and len(left) and len(right):
             # ordered pairs (x, x) of a tuple with itself are not violations
             lt = left["_dq_t"].to_numpy()
@@ -401,15 +490,13 @@ def _ocjoin_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
             n //= 2
         return n, None
 
-    cond_text = " and ".join(str(p) for p in conds)
-    logical = (f"Scope({', '.join(rule.columns)}) -> Iterate(pairs) -> Detect({cond_text}) -> GenFix")
     physical = (f"OCJoin: range-partition on t1.{prim_l} into {len(bounds) + 1} partitions; min/max pruning "
                 f"on {', '.join(sorted(set(lcols)))}: {len(pairs)}/{total_pairs} partition pairs kept "
                 f"({info['pairs_decided_by_minmax']} decided by min/max alone); equi-join of rows to kept "
                 f"pairs; vectorised sort-merge per pair (chunk {chunk}); "
                 + ("unordered pairs (symmetric rule)" if sym else "ordered pairs"))
     info["chunk"] = chunk
-    return _Plan(rule, "OCJoin", logical, physical, viol, count, info)
+    return {"viol": viol, "count": count, "physical": physical}
 
 
 # ------------------------------------------------------------------------------------------ GenFix
