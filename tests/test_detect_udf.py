@@ -82,6 +82,55 @@ def test_levenshtein_dedup_inside_blocks_equals_detect_only(spark):
     assert "CartesianProduct" not in plan and "BroadcastNestedLoopJoin" not in plan
 
 
+def test_block_pairs_are_the_unordered_pairs_inside_each_block():
+    from dqkit.detect._udf import _block_pairs
+
+    block = np.array(["a", "a", "a", "b", "c", "c", "d", "d", "d", "d"], dtype=object)
+    i, j = _block_pairs(block)
+    want = [(s + x, s + y) for s, m in ((0, 3), (3, 1), (4, 2), (6, 4)) for x in range(m) for y in range(x + 1, m)]
+    assert sorted(zip(i.tolist(), j.tolist())) == want
+    assert [len(x) for x in _block_pairs(block[:1])] == [0, 0]
+
+
+def _random_customers(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    names = ["Annie Smith", "Anie Smith", "Robert Stone", "Robert Stone", "Rob Stone", "Mary Jones",
+             "Mary Jone", "Zed", ""]
+    return [(i, None if rng.random() < 0.05 else str(rng.choice(names)),
+             None if rng.random() < 0.05 else f"z{int(rng.integers(0, 6))}") for i in range(n)]
+
+
+@pytest.mark.parametrize("blocked", [True, False])
+def test_dedup_equals_brute_force_across_arrow_batches_and_detect_batches(spark, monkeypatch, blocked):
+    """Blocks spanning several Arrow batches, Detect called on small batches of pairs: same pairs."""
+    import dqkit.detect._udf as udf
+
+    rows = _random_customers(120, 5)
+    customers = spark.createDataFrame(rows, "id int, name string, zip string")
+
+    def brute():
+        out = []
+        for a in rows:
+            for b in rows:
+                if str(a[0]) < str(b[0]) and (not blocked or (a[2] is not None and a[2] == b[2])):
+                    if similarity([a[1]], [b[1]])[0] >= 0.85:
+                        out.append((a[0], b[0]))
+        return sorted(out)
+
+    want = brute()
+    monkeypatch.setattr(udf, "PAIR_BATCH", 37)
+    old = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "7")
+    try:
+        r = detect(customers, dedup_job(customers, blocked))
+        got = sorted((int(x["t1"]), int(x["t2"])) for x in r.violations.collect())
+        counted = detect(customers, dedup_job(customers, blocked), mode="count").counts["dedup"]
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", old)
+    assert got == want and counted == len(want) and len(want) > 10
+    assert "at most 37 pairs per Detect call" in r.physical_plan
+
+
 def test_levenshtein_matches_reference():
     def ref(a, b):
         d = list(range(len(b) + 1))

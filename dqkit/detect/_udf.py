@@ -5,7 +5,9 @@ blocking key; an Iterate over one blocked flow runs per block (``groupBy().apply
 blocked flows as a CoBlock (``cogroup``); a Detect with no Iterate gets UCrossProduct: each unordered
 pair of units once, inside each block, or, with no Block, over hash partitions paired i <= j (an
 equi-join on the partition pair, never a cartesian product). Every callable sees pandas frames on
-executors, never single rows on the driver.
+executors, never single rows on the driver. Inside blocks, the pairs of all blocks of a partition are
+generated at once (numpy) and Detect is called on batches of up to ``PAIR_BATCH`` pairs, so small
+blocks do not cost one Python call each; a count returns one number per partition, no pair rows.
 """
 from __future__ import annotations
 
@@ -74,11 +76,78 @@ def _pair_frame(pdf, i: np.ndarray, j: np.ndarray, cols: list[str]):
     return pd.DataFrame(data)
 
 
-def _ucross_block(pdf, cols: list[str]):
-    """UCrossProduct inside one block: each unordered pair once, ordered by tid."""
-    pdf = pdf.sort_values("tid", kind="stable").reset_index(drop=True)
-    i, j = np.triu_indices(len(pdf), k=1)
-    return _pair_frame(pdf, i, j, cols)
+PAIR_BATCH = 100_000  # candidate pairs per Detect call (bounds the memory of one call)
+
+
+def _block_pairs(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """UCrossProduct inside every block of rows sorted by (block, tid): the index pairs (i, j), i < j,
+    of the same block, each unordered pair once, for all blocks at once (vectorised, no loop)."""
+    n = len(block)
+    if n < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    idx = np.arange(n, dtype=np.int64)
+    last = np.ones(n, dtype=bool)
+    last[:-1] = block[1:] != block[:-1]
+    block_end = np.minimum.accumulate(np.where(last, idx, n - 1)[::-1])[::-1]
+    partners = block_end - idx  # rows after i in its block
+    i = np.repeat(idx, partners)
+    first = np.cumsum(partners) - partners
+    j = i + 1 + (np.arange(len(i), dtype=np.int64) - np.repeat(first, partners))
+    return i, j
+
+
+def _detect_pairs(pdf, i: np.ndarray, j: np.ndarray, cols: list[str], fn, count_only: bool, batch: int):
+    """Detect over the candidate pairs (i, j) of ``pdf``, in calls of at most ``batch`` pairs.
+
+    Yields the violating pair frames, or (``count_only``) one total count."""
+    total = 0
+    for s in range(0, len(i), batch):
+        c = _pair_frame(pdf, i[s:s + batch], j[s:s + batch], cols)
+        m = _mask(fn(c), len(c))
+        if count_only:
+            total += int(np.count_nonzero(m))
+        elif m.any():
+            yield c[m]
+    if count_only:
+        yield total
+
+
+def _blocks_fn(fn, cols: list[str], count_only: bool, batch: int):
+    """``mapInPandas`` over a partition holding whole blocks, sorted by (block, tid): one vectorised pass
+    over all its blocks (pairs of a block that spans several Arrow batches are kept together)."""
+    def run(it):
+        import pandas as pd
+
+        carry = None
+        total = 0
+        for p in it:
+            if carry is not None and len(carry):
+                p = pd.concat([carry, p], ignore_index=True)
+            p = p.reset_index(drop=True)
+            if not len(p):
+                continue
+            block = p[BLOCK].to_numpy()
+            # the partition's last block may go on in the next batch: carry it over
+            tail = int(np.flatnonzero(block != block[-1])[-1]) + 1 if (block != block[-1]).any() else 0
+            done, carry = p.iloc[:tail].reset_index(drop=True), p.iloc[tail:]
+            if len(done):
+                i, j = _block_pairs(done[BLOCK].to_numpy())
+                for out in _detect_pairs(done, i, j, cols, fn, count_only, batch):
+                    if count_only:
+                        total += out
+                    else:
+                        yield out
+        if carry is not None and len(carry):
+            carry = carry.reset_index(drop=True)
+            i, j = _block_pairs(carry[BLOCK].to_numpy())
+            for out in _detect_pairs(carry, i, j, cols, fn, count_only, batch):
+                if count_only:
+                    total += out
+                else:
+                    yield out
+        if count_only:
+            yield pd.DataFrame({"n": [total]})
+    return run
 
 
 def _block_fn(fn):
@@ -90,13 +159,6 @@ def _block_fn(fn):
 def _coblock_fn(fn):
     def run(p1, p2):
         return fn([p1.drop(columns=[BLOCK], errors="ignore"), p2.drop(columns=[BLOCK], errors="ignore")])
-    return run
-
-
-def _pairs_fn(fn, cols):
-    def run(p):
-        c = _ucross_block(p, cols)
-        return c[_mask(fn(c), len(c))] if len(c) else c
     return run
 
 
@@ -206,12 +268,18 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
         operator = "Scope+Detect"
     else:
         pair_schema = T.StructType([T.StructField(f"{c}_{k}", fields[c].dataType) for c in cols for k in (1, 2)])
+        batch = int(PAIR_BATCH)
 
-        det_pairs = _pairs_fn(fn, cols)
         if blocked[lab]:
-            cand = df.groupBy(BLOCK).applyInPandas(det_pairs, pair_schema)
+            # every block in one partition (hash on the block key), rows sorted by (block, tid); one
+            # mapInPandas pass per partition generates the pairs of all its blocks at once
+            grouped = df.repartition(BLOCK).sortWithinPartitions(BLOCK, "tid")
+            cand = grouped.mapInPandas(_blocks_fn(fn, cols, False, batch), pair_schema)
+            counter = grouped.mapInPandas(_blocks_fn(fn, cols, True, batch), "n long")
             operator = "Block+UCrossProduct"
-            physical.append(f"UCrossProduct inside blocks of {lab} -> PDetect (applyInPandas per block)")
+            physical.append(f"UCrossProduct inside blocks of {lab} -> PDetect (hash partitions on the block key, "
+                            f"sorted by block and tid; mapInPandas over all blocks of a partition, "
+                            f"at most {batch} pairs per Detect call)")
         else:
             operator = "UCrossProduct"
             b = max(1, nb_parts)
@@ -223,24 +291,37 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                 .withColumn("_dq_side", F.lit(1))
             both = left.unionByName(right).select("_dq_pair", "_dq_side", *cols)
 
-            def det_all(p):
+            def all_pairs(p):
+                import pandas as pd
                 lo = p[p["_dq_side"] == 0].drop(columns=["_dq_pair", "_dq_side"])
                 hi = p[p["_dq_side"] == 1].drop(columns=["_dq_pair", "_dq_side"])
                 if len(hi) == 0:
-                    c = _ucross_block(lo, cols)
+                    both_ = lo.sort_values("tid", kind="stable").reset_index(drop=True)
+                    i2, j2 = np.triu_indices(len(both_), k=1)
                 else:
                     i, j = np.meshgrid(np.arange(len(lo)), np.arange(len(hi)), indexing="ij")
-                    import pandas as pd
                     both_ = pd.concat([lo, hi], ignore_index=True)
                     i, j = i.ravel(), j.ravel() + len(lo)
                     t = both_["tid"].to_numpy()
                     swap = t[i] > t[j]
                     i2, j2 = np.where(swap, j, i), np.where(swap, i, j)
-                    c = _pair_frame(both_, i2, j2, cols)
-                return c[_mask(fn(c), len(c))] if len(c) else c
+                return both_, i2, j2
+
+            def det_all(p):
+                import pandas as pd
+                both_, i2, j2 = all_pairs(p)
+                out = list(_detect_pairs(both_, i2, j2, cols, fn, False, batch))
+                return pd.concat(out, ignore_index=True) if out else _pair_frame(both_, i2[:0], j2[:0], cols)
+
+            def count_all(p):
+                import pandas as pd
+                both_, i2, j2 = all_pairs(p)
+                return pd.DataFrame({"n": list(_detect_pairs(both_, i2, j2, cols, fn, True, batch))})
             cand = both.groupBy("_dq_pair").applyInPandas(det_all, pair_schema)
+            counter = both.groupBy("_dq_pair").applyInPandas(count_all, "n long")
             physical.append(f"UCrossProduct over {b} hash partitions paired i <= j "
-                            f"(equi-join on the pair id, no cartesian product) -> PDetect")
+                            f"(equi-join on the pair id, no cartesian product) -> PDetect "
+                            f"(at most {batch} pairs per Detect call)")
     viol = cand.select(F.lit(rule.name).alias("rule"), F.col("tid_1").alias("t1"), F.col("tid_2").alias("t2"))
     logical.append(f"{detect_op.name}[{lab}]")
     fixes = None
@@ -274,6 +355,9 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
         physical.append("PGenFix: mapInPandas over violations")
 
     def count():
-        return cand.count(), None
+        if detect_op.options["input"] == "units":
+            return cand.count(), None
+        # one count per partition (or partition pair) comes back; no violating pair is materialised
+        return sum(int(r[0]) for r in counter.collect()), None
 
     return _Plan(rule, operator, " -> ".join(logical), "; ".join(physical), viol, count, {"_fixes": fixes})
