@@ -623,7 +623,8 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     decl = [r for r in rule_list if not isinstance(r, UDFRule)]
     tid_type = df.schema[key].dataType if key else T.StringType()
     used = list(dict.fromkeys(c for r in decl for c in r.columns))
-    scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used])
+    # UDF jobs read their own inputs: a run of UDF rules alone needs no tuple ids here
+    scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used]) if decl else df
     t0 = time.perf_counter()
     shared = consolidate and len(decl) > 1
     if shared:
@@ -635,7 +636,8 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     summaries: list[RuleSummary] = []
     for rule in rule_list:
         t0 = time.perf_counter()
-        rscope = scope if shared else df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in getattr(rule, "columns", ())])
+        rscope = scope if shared or isinstance(rule, UDFRule) else df.select(
+            tuple_ids(df, key).alias(TID), *[_c(c) for c in rule.columns])
         if isinstance(rule, UDFRule):
             plan = udf_plan(rule, spark, mode)
         elif isinstance(rule, FunctionalDependency):
