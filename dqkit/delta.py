@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -51,7 +51,7 @@ from dqkit.errors import (
     UnsupportedTypeError,
 )
 from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
-from dqkit.session import get_spark
+from dqkit.session import get_spark, scoped_conf
 from dqkit.sources import DatabaseSource, describe, read_database
 
 STAGES: tuple[str, ...] = ("dedup", "row", "column")
@@ -283,13 +283,14 @@ class TableDelta:
     name: str
     plan: TablePlan
     row_stats: dict[str, Any]
-    fingerprint_counts: DataFrame | None = field(repr=False, default=None)
+    changed_fingerprints: DataFrame | None = field(repr=False, default=None)
     row_delta: DataFrame | None = field(repr=False, default=None)
     col_delta: DataFrame | None = field(repr=False, default=None)
     updates: DataFrame | None = field(repr=False, default=None)
     column_stats: dict[str, dict[str, Any]] | None = None
     pairing: dict[str, int] | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+    cached: tuple[DataFrame, ...] = field(repr=False, default=())
 
 
 @dataclass(frozen=True)
@@ -351,9 +352,11 @@ class DeltaResult:
     def dedup(self, table: str, side: str = "new") -> DataFrame:
         """DDB1 (``side='old'``) or DDB2 (``'new'``): each distinct row once, with ``row_count``."""
         t = self._table(table)
-        if t.fingerprint_counts is None:
+        if t.changed_fingerprints is None:
             raise ParameterError(f"table {table} has no dedup stage output in this result")
-        return _dedup_frame(self.parameters["_sources"][side][table], t.plan, t.fingerprint_counts, side)
+        if side not in ("old", "new"):
+            raise ParameterError(f"side must be 'old' or 'new', not {side!r}")
+        return dedup_frame(self.parameters["_sources"][side][table], t.plan)
 
     def _table(self, table: str) -> TableDelta:
         if table not in self.tables:
@@ -370,10 +373,10 @@ class DeltaResult:
         return frame
 
     def unpersist(self) -> None:
-        """Release the cached fingerprint aggregates held by this result."""
+        """Release what this result cached: the changed fingerprints and the fetched changed rows."""
         for t in self.tables.values():
-            if t.fingerprint_counts is not None:
-                t.fingerprint_counts.unpersist()
+            for frame in t.cached:
+                frame.unpersist()
 
     # ----- rendering
     def to_dict(self) -> dict[str, Any]:
@@ -538,7 +541,7 @@ class DeltaResult:
             if t.col_delta is not None:
                 frames[f"{name}_col_delta"] = t.col_delta
                 frames[f"{name}_updates"] = t.updates  # type: ignore[assignment]
-            if include_dedup and t.fingerprint_counts is not None:
+            if include_dedup and t.changed_fingerprints is not None:
                 frames[f"ddb_old/{name}"] = self.dedup(name, "old")
                 frames[f"ddb_new/{name}"] = self.dedup(name, "new")
         return frames
@@ -586,6 +589,12 @@ def _fingerprinted(df: DataFrame, plan: TablePlan) -> DataFrame:
     return df.select(*[F.col(_q(c)) for c in plan.columns], hi.alias(FP_HI), lo.alias(FP_LO))
 
 
+#: Planner options for the group-bys whose groups are nearly all distinct (row fingerprints, keys):
+#: partial aggregation before the shuffle would build a hash map that reduces nothing, so it is
+#: skipped (Spark 4.3+; older versions ignore the option).
+DISTINCT_GROUPS_CONF = {"spark.sql.execution.bypassPartialAggregation": "true"}
+
+
 def fingerprint_counts(old: DataFrame, new: DataFrame, plan: TablePlan) -> DataFrame:
     """One shuffle: for each distinct row fingerprint, its number of copies in old and in new."""
     hi, lo = row_fingerprint(old, plan.columns)
@@ -596,21 +605,53 @@ def fingerprint_counts(old: DataFrame, new: DataFrame, plan: TablePlan) -> DataF
             .agg(F.count_if(F.col("_dq_old")).alias(_C_OLD), F.count_if(~F.col("_dq_old")).alias(_C_NEW)))
 
 
-def row_statistics(counts: DataFrame) -> dict[str, Any]:
-    """Statistics (1)-(8) from the fingerprint aggregate, in one aggregation."""
+def _row_stat_columns() -> list[Column]:
     c_old, c_new = F.col(_C_OLD), F.col(_C_NEW)
     differ = c_old != c_new
-    row = counts.agg(
+    return [
         F.coalesce(F.sum(c_old), F.lit(0)).alias("rows_old"),
         F.coalesce(F.sum(c_new), F.lit(0)).alias("rows_new"),
         F.count_if(c_old > 0).alias("dedup_rows_old"),
         F.count_if(c_new > 0).alias("dedup_rows_new"),
         F.count_if(differ & (c_old > 0)).alias("deletes"),
         F.count_if(differ & (c_new > 0)).alias("inserts"),
-    ).first()
-    stats = {k: int(row[k]) for k in ("rows_old", "rows_new", "dedup_rows_old", "dedup_rows_new",
-                                      "deletes", "inserts")}
-    return finish_row_statistics(stats)
+        # a changed row present more than once on its side: the row fetch must deduplicate
+        F.count_if(differ & ((c_old > 1) | (c_new > 1))).alias("_dq_repeated"),
+    ]
+
+
+def _finish_counts(row: Mapping[str, Any]) -> dict[str, Any]:
+    stats = {k: int(row[k] or 0) for k in ("rows_old", "rows_new", "dedup_rows_old", "dedup_rows_new",
+                                           "deletes", "inserts")}
+    out = finish_row_statistics(stats)
+    out["_repeated"] = int(row.get("_dq_repeated") or 0)
+    return out
+
+
+def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan) -> tuple[DataFrame, dict[str, Any]]:
+    """The dedup and row stages' one shuffle: (the changed fingerprints, cached; statistics (1)-(8)).
+
+    The fingerprint aggregate is consumed once: an observation computes the row statistics while
+    the same job keeps only the fingerprints whose copy counts differ (``c_old != c_new``). Only
+    that set is cached; it is what the row fetch needs.
+    """
+    counts = fingerprint_counts(old, new, plan)
+    spark = counts.sparkSession
+    observation = Observation()
+    observed = counts.observe(observation, *_row_stat_columns())
+    changed = observed.filter(F.col(_C_OLD) != F.col(_C_NEW)).persist()
+    try:
+        with scoped_conf(spark, DISTINCT_GROUPS_CONF):
+            changed.count()
+            try:
+                observed_row = observation.get
+            except Exception:  # metrics not reported (a plan the optimiser short-cut): count directly
+                observed_row = counts.agg(*_row_stat_columns()).first().asDict()
+        stats = _finish_counts(observed_row)
+    except BaseException:
+        changed.unpersist()
+        raise
+    return changed, stats
 
 
 def finish_row_statistics(s: dict[str, int]) -> dict[str, Any]:
@@ -627,82 +668,120 @@ def finish_row_statistics(s: dict[str, int]) -> dict[str, Any]:
             "deletes": s["deletes"], "inserts": s["inserts"]}
 
 
-def _dedup_frame(source: DataFrame, plan: TablePlan, counts: DataFrame, side: str) -> DataFrame:
-    count_col = _C_OLD if side == "old" else _C_NEW
-    present = counts.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
-    rows = _fingerprinted(source, plan).dropDuplicates([FP_HI, FP_LO])
-    return rows.join(present, [FP_HI, FP_LO]).drop(FP_HI, FP_LO)
+def dedup_frame(source: DataFrame, plan: TablePlan) -> DataFrame:
+    """DDB: each distinct row of ``source`` (over the compared columns) once, with ``row_count``."""
+    rows = _fingerprinted(source, plan)
+    return (rows.groupBy(FP_HI, FP_LO)
+            .agg(*[F.first(_q(c)).alias(c) for c in plan.columns], F.count(F.lit(1)).alias(ROW_COUNT))
+            .drop(FP_HI, FP_LO))
 
 
 #: Changed fingerprints are broadcast to the row fetch up to this many (16 bytes + a count each).
 BROADCAST_CHANGED_ROWS = 4_000_000
 
 
-def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, counts: DataFrame,
-                    changed_rows: int | None = None) -> DataFrame:
-    """``<T>_row_delta``: fetch only the rows whose fingerprint count changed, tagged DELETE/INSERT.
+def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, changed: DataFrame,
+                    row_stats: Mapping[str, Any]) -> DataFrame:
+    """Every copy of every row whose fingerprint count changed, tagged DELETE/INSERT, fingerprinted.
 
-    One shuffle: the fetched rows of both sides are exchanged once (by the key when the table has
-    one, so the column stage's grouping by key needs no further exchange) and deduplicated there.
-    ``changed_rows`` (deletes + inserts, known from the row statistics) lets the small set of
-    changed fingerprints be broadcast instead of shuffling the inputs.
+    No shuffle of the inputs: the changed fingerprints (their number is known from the row
+    statistics) are broadcast to one scan of each side. A row present ``row_count`` times comes back
+    once per copy; ``fetch_changed_rows`` deduplicates only those rows (``row_count > 1``, counted
+    in the row stage), so the common case of no repeated changed rows needs no aggregation at all.
     """
-    changed_fp = counts.filter(F.col(_C_OLD) != F.col(_C_NEW))
-
     def side(df: DataFrame, count_col: str, status: str) -> DataFrame:
-        wanted = changed_fp.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
-        if changed_rows is not None and changed_rows <= BROADCAST_CHANGED_ROWS:
+        wanted = changed.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
+        if row_stats["differences"] <= BROADCAST_CHANGED_ROWS:
             wanted = F.broadcast(wanted)
         return _fingerprinted(df, plan).join(wanted, [FP_HI, FP_LO]).withColumn(STATUS, F.lit(status))
 
-    both = side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
-    if plan.key:
-        both = both.repartition(*[F.col(_q(k)) for k in plan.key])
-    # A duplicated row comes back once per copy; the copies are identical, so keep one.
-    return both.dropDuplicates([*(plan.key or ()), STATUS, FP_HI, FP_LO]).drop(FP_HI, FP_LO)
+    return side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
 
 
-def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
-    """Group the row delta by the user key: per key, its DELETE and INSERT counts and values.
+def fetch_changed_rows(old: DataFrame, new: DataFrame, plan: TablePlan, changed: DataFrame,
+                       row_stats: Mapping[str, Any]) -> tuple[DataFrame, DataFrame]:
+    """(the fetched rows, cached and materialised; the row delta over them).
 
-    Grouping treats NULL keys as equal (NULL-safe pairing). A key with exactly one DELETE and one
-    INSERT is a pair (an update); a key with more than one record on a side is ambiguous and is
-    never paired, so a non-unique key cannot produce a cross product.
+    The fetch is the run's second and last scan of the inputs. Caching its output means the
+    column stage, the saved Parquet, notebook samples and charts all read the changed rows from
+    memory instead of scanning both versions again.
+    """
+    fetched = build_row_delta(old, new, plan, changed, row_stats).persist()
+    try:
+        fetched.count()
+    except BaseException:
+        fetched.unpersist()
+        raise
+    rows = fetched
+    if row_stats.get("_repeated", 1):
+        single = fetched.filter(F.col(ROW_COUNT) == 1)
+        repeated = fetched.filter(F.col(ROW_COUNT) > 1).dropDuplicates([STATUS, FP_HI, FP_LO])
+        rows = single.unionByName(repeated)
+    return fetched, rows.drop(FP_HI, FP_LO)
+
+
+def key_counts(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+    """Per key of the row delta: its number of DELETE and INSERT records (fixed-width, hash-aggregated).
+
+    Grouping treats NULL keys as equal (NULL-safe pairing).
     """
     assert plan.key is not None
-    values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
-    record = F.struct(*[F.col(_q(c)) for c in values])
     is_delete = F.col(STATUS) == DELETE
     return row_delta.groupBy(*[F.col(_q(k)) for k in plan.key]).agg(
-        F.count_if(is_delete).alias("_dq_deletes"),
-        F.count_if(~is_delete).alias("_dq_inserts"),
-        F.first(F.when(is_delete, record), ignorenulls=True).alias("o"),
-        F.first(F.when(~is_delete, record), ignorenulls=True).alias("n"))
+        F.count_if(is_delete).alias("_dq_deletes"), F.count_if(~is_delete).alias("_dq_inserts"))
 
 
 def _is_pair() -> Column:
-    """A grouped key with exactly one DELETE and one INSERT record: an update that can be paired."""
+    """A key with exactly one DELETE and one INSERT record: an update that can be paired."""
     return (F.col("_dq_deletes") == 1) & (F.col("_dq_inserts") == 1)
 
 
-def build_column_delta(grouped: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
-                       ) -> tuple[DataFrame, DataFrame, list[Column]]:
-    """(col_delta, updates, the aggregate expressions of statistics (9)-(14) and the pairing).
+def _pairing_aggregates() -> list[Column]:
+    d, i = F.col("_dq_deletes"), F.col("_dq_inserts")
+    return [F.count_if(_is_pair()).alias("_dq_pairs"),
+            F.coalesce(F.sum(d), F.lit(0)).alias("_dq_deletes"),
+            F.coalesce(F.sum(i), F.lit(0)).alias("_dq_inserts"),
+            F.coalesce(F.sum(F.when(d > 1, d).otherwise(0) + F.when(i > 1, i).otherwise(0)),
+                       F.lit(0)).alias("_dq_ambiguous")]
 
-    The aggregates run over the grouped keys and only count pairs, so the statistics and the
-    pairing counts come from one aggregation.
+
+def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+    """The key-paired updates: one row per key with exactly one DELETE (``o``) and one INSERT (``n``).
+
+    Pairing is two equi-joins on the key (NULL-safe) restricted to the keys counted once on each
+    side, so every aggregate stays fixed-width and a non-unique key can never produce a cross
+    product: a key with more than one record on a side is ambiguous and is left unpaired (counted).
     """
+    assert plan.key is not None
+    values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
+    counts = key_counts(row_delta, plan)
+    keys = counts.filter(_is_pair()).select(*[F.col(_q(k)) for k in plan.key])
+
+    def side(status: str, alias: str) -> DataFrame:
+        return row_delta.filter(F.col(STATUS) == status).select(
+            *[F.col(_q(k)).alias(f"_dq_{alias}{n}") for n, k in enumerate(plan.key)],
+            F.struct(*[F.col(_q(c)) for c in values]).alias(alias))
+
+    def on(frame: DataFrame, alias: str) -> Column:
+        conds = [F.col(_q(k)).eqNullSafe(frame[f"_dq_{alias}{n}"]) for n, k in enumerate(plan.key)]
+        out = conds[0]
+        for c in conds[1:]:
+            out = out & c
+        return out
+
+    o, n = side(DELETE, "o"), side(INSERT, "n")
+    joined = keys.join(o, on(o, "o")).join(n, on(n, "n"))
+    return joined.select(*[F.col(_q(k)) for k in plan.key], "o", "n")
+
+
+def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
+                       ) -> tuple[DataFrame, DataFrame, list[Column]]:
+    """(col_delta, updates, the aggregate expressions of statistics (9)-(14)) over the key pairs."""
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
     types = dict(plan.types)
     types[ROW_COUNT] = T.LongType()
-    is_pair = _is_pair()
     deltas, null_flags, changed_flags = [], [], []
-    aggs = [F.count_if(is_pair).alias("_dq_pairs"),
-            F.coalesce(F.sum("_dq_deletes"), F.lit(0)).alias("_dq_deletes"),
-            F.coalesce(F.sum("_dq_inserts"), F.lit(0)).alias("_dq_inserts"),
-            F.coalesce(F.sum(F.when(F.col("_dq_deletes") > 1, F.col("_dq_deletes")).otherwise(0)
-                             + F.when(F.col("_dq_inserts") > 1, F.col("_dq_inserts")).otherwise(0)),
-                       F.lit(0)).alias("_dq_ambiguous")]
+    aggs: list[Column] = []
     for c in values:
         o, n = F.col("o." + _q(c)), F.col("n." + _q(c))
         dt = types[c]
@@ -712,14 +791,11 @@ def build_column_delta(grouped: DataFrame, plan: TablePlan, abs_tol: float, rel_
         deltas.append(diff.alias(c))
         null_flags.append(F.when(null_change, F.lit(c)))
         changed_flags.append(F.when(is_change, F.lit(c)))
-        pair_diff = F.when(is_pair, diff)
-        pair_null_change = is_pair & null_change
         aggs.append(F.struct(
-            (F.count(pair_diff) + F.count_if(pair_null_change)).alias("count"),
-            F.max(pair_diff).alias("max"), F.min(pair_diff).alias("min"),
-            F.percentile(pair_diff.cast("double"), [0.25, 0.5, 0.75]).alias("q"),
-            F.count_if(pair_null_change).alias(NULL_CHANGES)).alias(c))
-    pairs = grouped.filter(is_pair)
+            (F.count(diff) + F.count_if(null_change)).alias("count"),
+            F.max(diff).alias("max"), F.min(diff).alias("min"),
+            F.percentile(diff.cast("double"), [0.25, 0.5, 0.75]).alias("q"),
+            F.count_if(null_change).alias(NULL_CHANGES)).alias(c))
     key_cols = [F.col(_q(k)) for k in (plan.key or ())]
     col_delta = pairs.select(*key_cols, *deltas,
                              F.filter(F.array(*null_flags), lambda x: x.isNotNull()).alias(NULL_CHANGES))
@@ -729,10 +805,15 @@ def build_column_delta(grouped: DataFrame, plan: TablePlan, abs_tol: float, rel_
     return col_delta, updates, aggs
 
 
-def column_statistics(grouped: DataFrame, aggs: Sequence[Column]
-                      ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
-    """Statistics (9)-(14) for every column and the pairing counts, in one aggregation."""
-    row = grouped.agg(*aggs).first()
+def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataFrame, plan: TablePlan,
+                      row_stats: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """Statistics (9)-(14) for every column and the pairing counts.
+
+    One aggregation over the pairs gives every column's statistics and the number of pairs. The
+    DELETE and INSERT record counts are the row statistics; only when some records stayed unpaired
+    does a second (fixed-width) aggregation over the keys tell the ambiguous ones apart.
+    """
+    row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
     stats: dict[str, dict[str, Any]] = {}
     for name in row.asDict():
         if name.startswith("_dq_"):
@@ -742,9 +823,11 @@ def column_statistics(grouped: DataFrame, aggs: Sequence[Column]
         stats[name] = render.to_jsonable({
             "count": int(s["count"]), "max": s["max"], "min": s["min"],
             "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES])})
-    paired, deletes, inserts = int(row["_dq_pairs"]), int(row["_dq_deletes"]), int(row["_dq_inserts"])
-    pairing = {"paired": paired, "deletes": deletes, "inserts": inserts,
-               "ambiguous_key_rows": int(row["_dq_ambiguous"]),
+    paired, deletes, inserts = int(row["_dq_pairs"]), int(row_stats["deletes"]), int(row_stats["inserts"])
+    ambiguous = 0
+    if paired < max(deletes, inserts):
+        ambiguous = int(key_counts(row_delta, plan).agg(*_pairing_aggregates()).first()["_dq_ambiguous"])
+    pairing = {"paired": paired, "deletes": deletes, "inserts": inserts, "ambiguous_key_rows": ambiguous,
                "unpaired_deletes": deletes - paired, "unpaired_inserts": inserts - paired}
     return stats, pairing
 
@@ -804,12 +887,13 @@ def delta(
                                             reuse.get(plan.name), abs_tol, rel_tol, messages, seconds)
             if progress is not None:
                 progress(stage_list[-1], plan.name, done, total)
-    except DqkitError:
-        raise
-    except Exception as exc:  # Spark job errors: cancellation becomes CancelledError
-        text = str(exc)
-        if "cancel" in text.lower() or "interrupt" in text.lower():
-            raise CancelledError("the comparison was cancelled; nothing was written") from exc
+    except BaseException as exc:
+        for finished in results.values():  # a failed run keeps nothing cached
+            for frame in finished.cached:
+                frame.unpersist()
+        if isinstance(exc, DqkitError) or not isinstance(exc, Exception):
+            raise
+        _raise_cancelled(exc)
         raise
     if want_column and plans and not any(r.row_stats.get("differences", 0) for r in results.values()):
         messages.append("no differences were found in any table, so column validation stopped: "
@@ -821,6 +905,13 @@ def delta(
     seconds["total"] = time.perf_counter() - t0
     return DeltaResult(results, only_old, only_new, stage_list, messages, params,
                        {k: round(v, 3) for k, v in seconds.items()})
+
+
+def _raise_cancelled(exc: Exception) -> None:
+    """A Spark job error caused by cancellation becomes ``CancelledError``."""
+    text = str(exc)
+    if "cancel" in text.lower() or "interrupt" in text.lower():
+        raise CancelledError("the comparison was cancelled; nothing was written") from exc
 
 
 def _parse_stages(stages: str | Iterable[str]) -> tuple[str, ...]:
@@ -838,25 +929,32 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
     timings: dict[str, float] = {}
     usable_prior = prior is not None and prior.plan.columns == plan.columns and prior.row_delta is not None
     need_row = "row" in stages or ("column" in stages and plan.key is not None and not usable_prior)
-    counts = row_stats = row_delta = None
+    changed = row_stats = row_delta = None
+    cached: list[DataFrame] = []
     if "dedup" in stages or need_row:
         start = time.perf_counter()
-        counts = fingerprint_counts(old, new, plan).persist()
-        row_stats = row_statistics(counts)
+        changed, row_stats = changed_fingerprints(old, new, plan)
+        cached.append(changed)
         timings["dedup"] = time.perf_counter() - start
         seconds["dedup"] += timings["dedup"]
         if need_row:
             start = time.perf_counter()
-            row_delta = build_row_delta(old, new, plan, counts, row_stats["differences"])
+            try:
+                fetched, row_delta = fetch_changed_rows(old, new, plan, changed, row_stats)
+            except BaseException:
+                changed.unpersist()
+                raise
+            cached.append(fetched)
             timings["row"] = time.perf_counter() - start
             seconds["row"] += timings["row"]
+        row_stats.pop("_repeated", None)
     if row_stats is None and prior is not None:
-        row_stats, row_delta, counts = dict(prior.row_stats), prior.row_delta, prior.fingerprint_counts
+        row_stats, row_delta, changed = dict(prior.row_stats), prior.row_delta, prior.changed_fingerprints
     if row_stats is not None and "row" not in stages and "dedup" in stages:
         row_stats = {k: v for k, v in row_stats.items()
                      if k in ("rows_old", "rows_new", "rows_abs_diff", "dedup_rows_old", "dedup_rows_new",
                               "dedup_abs_diff")}
-    table = TableDelta(plan.name, plan, row_stats or {}, counts, row_delta)
+    table = TableDelta(plan.name, plan, row_stats or {}, changed, row_delta, cached=tuple(cached))
     if "column" not in stages:
         return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
     if plan.key is None:
@@ -868,9 +966,15 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
         return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
     start = time.perf_counter()
     assert row_delta is not None
-    grouped = pair_by_key(row_delta, plan)
-    col_delta, updates, aggs = build_column_delta(grouped, plan, abs_tol, rel_tol)
-    stats, pairing = column_statistics(grouped, aggs)
+    pairs = pair_by_key(row_delta, plan)
+    col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol)
+    try:
+        with scoped_conf(pairs.sparkSession, DISTINCT_GROUPS_CONF):
+            stats, pairing = column_statistics(pairs, aggs, row_delta, plan, table.row_stats)
+    except BaseException:
+        for frame in cached:
+            frame.unpersist()
+        raise
     if pairing["ambiguous_key_rows"]:
         messages.append(f"warning: key ({', '.join(plan.key)}) of table {plan.name} is not unique among its "
                         f"changed rows; {pairing['ambiguous_key_rows']} records were left unpaired instead of "

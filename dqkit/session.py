@@ -129,3 +129,28 @@ def quiet(spark: SparkSession) -> None:
         spark.sparkContext.setLogLevel("ERROR")
     except Exception:  # pragma: no cover - not every deployment exposes a context
         pass
+
+
+@contextlib.contextmanager
+def scoped_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Set SQL options for the queries planned inside the block, then restore the previous values.
+
+    Used for planner choices that help one kernel but not every query of a shared session (for
+    example skipping the partial aggregation of a group-by whose groups are nearly all distinct).
+    Options the running Spark does not know are ignored by it, so older 4.x versions still work.
+    """
+    previous: dict[str, str | None] = {}
+    try:
+        for key, value in settings.items():
+            previous[key] = spark.conf.get(key, None)
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in previous.items():
+            try:
+                if value is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, value)
+            except Exception:  # pragma: no cover - a session stopped inside the block
+                pass
