@@ -4,12 +4,13 @@ Stages, as in the paper: **dedup** (each distinct row once, with ``row_count``),
 (row delta of INSERT/DELETE records and row statistics (1)-(8)) and **column** validation (key-paired
 DELETE/INSERT records, ``calc_diff`` per column, and column statistics (9)-(14)).
 
-How it runs (fewer passes than the paper's ~100): every row of both versions is fingerprinted
-(``dqkit.fingerprint``) and one shuffle groups the union by fingerprint, counting the copies on each
-side (``c_old``, ``c_new``). That small aggregate *is* the deduplicated database (a distinct row with
-its ``row_count`` per side) and yields statistics (1)-(8) in one aggregation. Changed fingerprints
-(``c_old != c_new``) then fetch only the changed rows from the inputs for the row delta; the column
-stage pairs those by key and computes all column statistics in a single aggregation.
+How it runs (two scans of each version instead of the paper's ~100 passes): every row of both
+versions is fingerprinted (``dqkit.fingerprint``) and one shuffle groups the union by fingerprint,
+counting the copies on each side (``c_old``, ``c_new``); an observation on that aggregate gives
+statistics (1)-(8) while the same job caches only the changed fingerprints (``c_old != c_new``).
+Those are broadcast to a second scan that fetches only the changed rows (cached, deduplicated only
+where a row repeats) for the row delta; the column stage pairs them by key with equi-joins and
+computes all column statistics in a single aggregation.
 
 Choices where the paper is silent (also in the README):
 * A row's identity includes its ``row_count``, so a changed multiplicity is a DELETE plus an INSERT.
