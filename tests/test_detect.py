@@ -313,6 +313,28 @@ def test_one_partition_count_with_content_ids_counts_duplicate_rows(spark):
         assert len(detect(df, [rule]).violations.collect()) == want
 
 
+def test_one_partition_count_on_dates_timestamps_decimals_and_booleans(spark):
+    import datetime as dt
+    from decimal import Decimal
+
+    rng = random.Random(9)
+    records = [{"tid": i, "d": dt.date(2024, 1, 1) + dt.timedelta(days=rng.randint(0, 5)),
+                "ts": dt.datetime(2024, 1, 1, rng.randint(0, 3)), "m": Decimal(rng.randint(0, 6)) / 4,
+                "f": rng.random() < 0.5, "x": rng.choice([None, 1.5, 2.5, -1.0])} for i in range(40)]
+    df = spark.createDataFrame([tuple(r.values()) for r in records],
+                               "tid int, d date, ts timestamp, m decimal(10,2), f boolean, x double")
+    rules = [parse_rule("dd: not(t1.d > t2.d and t1.ts <= t2.ts)"),
+             parse_rule("dm: not(t1.m >= t2.m and t1.f != t2.f)"),
+             parse_rule("dx: not(t1.d < t2.d and t1.x > t2.x and t1.m != t2.m)"),
+             parse_rule("dt1: not(t1.ts < t2.ts)")]
+    one = detect(df, rules, key="tid", mode="count")
+    ranged = detect(df, rules, key="tid", mode="count", nb_parts=3)
+    for rule in rules:
+        want = len(brute_force(records, rule))
+        assert one.counts[rule.name] == want == ranged.counts[rule.name], rule.name
+        assert one.summary(rule.name).details.get("counted_in") == "one partition"
+
+
 def test_count_mode_of_a_small_ocjoin_runs_one_spark_job(spark):
     rng = random.Random(4)
     records = [{"tid": i, "a": rng.randint(0, 50), "b": rng.randint(0, 50), "c": 1.0, "s": "x"} for i in range(500)]

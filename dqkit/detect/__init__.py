@@ -252,7 +252,7 @@ def _one_partition_count(rule: DenialConstraint, scope: DataFrame, types: dict[s
     """OCJoin count of a small input in one Spark job: (ordered violating pairs, candidate rows), or None.
 
     One scan keeps each row that can be t1 (``_dq_a``: t1's own predicates hold, its condition attributes
-    are not NULL) or t2 (``_dq_b``); ``coalesce(1)`` brings them to one task whose ``mapInArrow`` counts
+    are not NULL) or t2 (``_dq_b``; no flags when both sides are the same rows); ``coalesce(1)`` brings them to one task whose ``mapInArrow`` counts
     the pairs with ``_merge.count_pairs`` and subtracts the pairs of a tuple with itself. The task stops
     reading and answers None (the caller then range-partitions) as soon as the input has more rows than
     ``ONE_PART_ROWS``, so a large input costs a bounded, single-task read, and is not attempted at all
@@ -261,20 +261,27 @@ def _one_partition_count(rule: DenialConstraint, scope: DataFrame, types: dict[s
     vals = list(dict.fromkeys(lcols + rcols))
     lpos = [vals.index(c) for c in lcols]
     rpos = [vals.index(c) for c in rcols]
-    false = F.lit(False)
-    a_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(1)]
-                             + [_not_null(lcols, types)]), false)
-    b_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(2)]
-                             + [_not_null(rcols, types)]), false)
-    frame = (scope.select(a_flag.alias("_dq_a"), b_flag.alias("_dq_b"),
-                          *[_c(c).alias(f"_dq_c{j}") for j, c in enumerate(vals)])
-             .where(F.col("_dq_a") | F.col("_dq_b")))
+    values = [_c(c).alias(f"_dq_c{j}") for j, c in enumerate(vals)]
+    if not rule.side_predicates(1) and not rule.side_predicates(2) and set(lcols) == set(rcols):
+        # t1 and t2 range over the same rows (the usual self-join): no side flags to ship
+        frame = scope.where(_not_null(vals, types)).select(*values)
+    else:
+        false = F.lit(False)
+        a_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(1)]
+                                 + [_not_null(lcols, types)]), false)
+        b_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(2)]
+                                 + [_not_null(rcols, types)]), false)
+        frame = (scope.select(a_flag.alias("_dq_a"), b_flag.alias("_dq_b"), *values)
+                 .where(F.col("_dq_a") | F.col("_dq_b")))
     limit = ONE_PART_ROWS if (len(ops) == 1 or _merge.counted_by_dominance(ops)) else ONE_PART_ROWS_GENERAL
     est = _estimated_bytes(frame)
     if est is not None and est > ONE_PART_BYTES:
         return None
     fn = _merge.one_partition_counter(len(vals), lpos, rpos, list(ops), limit)
-    rows = frame.coalesce(1).mapInArrow(fn, "n long, rows long").collect()
+    # coalesce(1) keeps the scan in the task that counts (no shuffle); without a size estimate
+    # (Spark Connect) a shuffle to one partition keeps a possibly large upstream parallel instead
+    one = frame.coalesce(1) if est is not None else frame.repartition(1)
+    rows = one.mapInArrow(fn, "n long, rows long").collect()
     if not rows:  # no partition at all: an empty input
         return 0, 0
     n, nrows = int(rows[0]["n"]), int(rows[0]["rows"])
@@ -623,10 +630,10 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     decl = [r for r in rule_list if not isinstance(r, UDFRule)]
     tid_type = df.schema[key].dataType if key else T.StringType()
     used = list(dict.fromkeys(c for r in decl for c in r.columns))
-    # UDF jobs read their own inputs: a run of UDF rules alone needs no tuple ids here
-    scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used]) if decl else df
-    t0 = time.perf_counter()
+    # (one shared scope for several declarative rules; otherwise each rule builds its own below)
     shared = consolidate and len(decl) > 1
+    scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used]) if shared else df
+    t0 = time.perf_counter()
     if shared:
         scope = scope.persist()
         scope.count()  # the one shared scan

@@ -349,7 +349,8 @@ def counted_by_dominance(ops: Sequence[str]) -> bool:
 def one_partition_counter(nvals: int, lpos: Sequence[int], rpos: Sequence[int], ops: Sequence[str], limit: int):
     """The ``mapInArrow`` function of OCJoin's one-partition count (see ``dqkit.detect``).
 
-    Input batches: ``_dq_a``, ``_dq_b`` (row can be t1 / t2) and ``_dq_c0..`` (condition attributes);
+    Input batches: ``_dq_a``, ``_dq_b`` (row can be t1 / t2; absent when every row can be both) and
+    ``_dq_c0..`` (condition attributes);
     condition i compares ``_dq_c{lpos[i]}`` of t1 with ``_dq_c{rpos[i]}`` of t2. Output: one row, the
     number of ordered pairs of different rows satisfying every condition and the number of rows read;
     ``n = -1`` when there are more than ``limit`` rows (then it stops reading).
@@ -376,12 +377,17 @@ def one_partition_counter(nvals: int, lpos: Sequence[int], rpos: Sequence[int], 
             yield out(0, 0)
             return
         tbl = pa.Table.from_batches(kept)
-        is_a, is_b = tbl.column("_dq_a"), tbl.column("_dq_b")
+        if "_dq_a" in tbl.column_names:
+            is_a, is_b = tbl.column("_dq_a"), tbl.column("_dq_b")
+        else:  # every row can be t1 and t2
+            is_a = is_b = pa.chunked_array([pa.array(np.ones(tbl.num_rows, dtype=bool))])
 
         def values(mask, pos):  # filtered first, so no NULL turns an integer column into floats
+            if mask is is_a and is_a is is_b:
+                return [tbl.column(f"_dq_c{j}").to_numpy() for j in pos]
             return [pc.filter(tbl.column(f"_dq_c{j}"), mask).to_numpy() for j in pos]
 
-        if lpos == rpos and counted_by_dominance(ops) and pc.all(pc.equal(is_a, is_b)).as_py():
+        if lpos == rpos and counted_by_dominance(ops) and (is_a is is_b or pc.all(pc.equal(is_a, is_b)).as_py()):
             # t1 and t2 range over the same rows: the self-join kernel, pairs of distinct rows only
             x, y = values(is_a, lpos)
             yield out(self_dominance_count(x, y, ops[0], ops[1]), rows)
