@@ -403,3 +403,61 @@ def test_inputs_are_never_modified(spark, tmp_path):
     delta(tmp_path / "u" / "old", tmp_path / "u" / "new", keys={"users": "id"}, spark=spark).save(tmp_path / "out")
     after = {p: p.read_bytes() for p in (tmp_path / "u").rglob("*") if p.is_file()}
     assert before == after
+
+
+# ---------------------------------------------------------------- caching and planner scope
+
+def _persistent_rdds(spark) -> int:
+    return spark.sparkContext._jsc.sc().getPersistentRDDs().size()
+
+
+def test_the_row_delta_is_served_from_the_cache_not_by_rescanning_the_inputs(spark, tmp_path):
+    import shutil
+
+    shutil.copytree(USERS, tmp_path / "u")
+    res = delta(tmp_path / "u" / "old", tmp_path / "u" / "new", keys={"users": "id"}, spark=spark)
+    try:
+        shutil.rmtree(tmp_path / "u")  # the sources are gone: only the cache can answer
+        rows = {(r.id, r.validation_status) for r in res.row_delta("users").collect()}
+        assert rows == {(2, "DELETE"), (2, "INSERT"), (3, "DELETE"), (3, "INSERT"), (4, "INSERT")}
+        assert res.updates("users").count() == 2
+    finally:
+        res.unpersist()
+    assert all(not f.is_cached for f in res.tables["users"].cached)
+
+
+def test_a_run_that_fails_in_the_column_stage_keeps_nothing_cached(spark, monkeypatch):
+    import dqkit.delta as dq
+
+    old, new = _tpch_like(spark)
+    before = _persistent_rdds(spark)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("column stage failed")
+
+    monkeypatch.setattr(dq, "column_statistics", broken)
+    with pytest.raises(RuntimeError, match="column stage failed"):
+        delta(old, new, keys={"lineitem": ["l_orderkey", "l_linenumber"]}, spark=spark)
+    assert _persistent_rdds(spark) == before
+
+
+def test_repeated_changed_rows_appear_once_with_their_row_count(spark):
+    old = spark.createDataFrame([(1, "a"), (2, "b")], "k int, v string")
+    new = spark.createDataFrame([(1, "a"), (1, "a"), (1, "a"), (2, "c"), (2, "c")], "k int, v string")
+    res = delta({"t": old}, {"t": new}, spark=spark)
+    rows = sorted((r.k, r.v, r.row_count, r.validation_status) for r in res.row_delta("t").collect())
+    assert rows == [(1, "a", 1, "DELETE"), (1, "a", 3, "INSERT"), (2, "b", 1, "DELETE"), (2, "c", 2, "INSERT")]
+
+
+def test_planner_options_are_scoped_to_dqkit_queries_and_restored(spark):
+    from dqkit.session import scoped_conf
+
+    key = "spark.sql.execution.bypassPartialAggregation"
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    with scoped_conf(spark, {key: "true", "spark.sql.shuffle.partitions": "3"}):
+        assert spark.conf.get(key) == "true" and spark.conf.get("spark.sql.shuffle.partitions") == "3"
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
+    assert spark.conf.get(key, "false") == "false"
+    old, new = _tpch_like(spark)
+    delta(old, new, tables=["lineitem"], spark=spark).unpersist()
+    assert spark.conf.get(key, "false") == "false"
