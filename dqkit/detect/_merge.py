@@ -243,18 +243,22 @@ def _count_earlier_smaller(y: np.ndarray, src: np.ndarray, dst: np.ndarray, or_e
         return gs, ge
 
     # (integer arithmetic throughout: numpy's cumsum and where are several times slower on booleans)
+    every = bool(np.all(src)) and bool(np.all(dst))  # self-join: every position is both
     for t in range(max(1, int(y.max()).bit_length()) - 1, -1, -1):
         gs, ge = groups(v >> (t + 3))
         one = (v >> (t + 2)) & 1
         zero = 1 - one
-        a = ((v >> 1) & 1) * zero
-        cex = np.cumsum(a) - a  # src rows with this bit 0 strictly before each position
-        q = np.flatnonzero((v & 1) * one)
-        if len(q):
-            total += int((cex[q] - cex[gs[q]]).sum())
-        # stable partition by this bit inside each group: bit-0 positions first
         c0ex = np.cumsum(zero) - zero
-        r0 = c0ex - c0ex[gs]
+        r0 = c0ex - c0ex[gs]  # bit-0 positions before each position in its group
+        if every:
+            total += int(np.dot(r0, one))
+        else:
+            a = ((v >> 1) & 1) * zero
+            cex = np.cumsum(a) - a  # src rows with this bit 0 strictly before each position
+            q = np.flatnonzero((v & 1) * one)
+            if len(q):
+                total += int((cex[q] - cex[gs[q]]).sum())
+        # stable partition by this bit inside each group: bit-0 positions first
         n0 = c0ex[ge] + zero[ge] - c0ex[gs]
         dest = gs + r0 + one * (n0 + idx - gs - 2 * r0)
         new = np.empty_like(v)
