@@ -694,7 +694,11 @@ def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, changed: Da
         wanted = changed.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
         if row_stats["differences"] <= BROADCAST_CHANGED_ROWS:
             wanted = F.broadcast(wanted)
-        return _fingerprinted(df, plan).join(wanted, [FP_HI, FP_LO]).withColumn(STATUS, F.lit(status))
+        rows = _fingerprinted(df, plan)
+        # one 64-bit join key (a compact long-keyed hash table), the other half checked on the match
+        wanted = wanted.withColumnRenamed(FP_HI, "_dq_w_hi").withColumnRenamed(FP_LO, "_dq_w_lo")
+        hit = (rows[FP_HI] == wanted["_dq_w_hi"]) & (rows[FP_LO] == wanted["_dq_w_lo"])
+        return rows.join(wanted, hit).drop("_dq_w_hi", "_dq_w_lo").withColumn(STATUS, F.lit(status))
 
     return side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
 
@@ -707,7 +711,10 @@ def fetch_changed_rows(old: DataFrame, new: DataFrame, plan: TablePlan, changed:
     column stage, the saved Parquet, notebook samples and charts all read the changed rows from
     memory instead of scanning both versions again.
     """
-    fetched = build_row_delta(old, new, plan, changed, row_stats).persist()
+    spark = changed.sparkSession
+    # Compressing the cached columns costs more time than the changed rows' memory is worth here.
+    with scoped_conf(spark, {"spark.sql.inMemoryColumnarStorage.compressed": "false"}):
+        fetched = build_row_delta(old, new, plan, changed, row_stats).persist()
     try:
         fetched.count()
     except BaseException:
@@ -770,7 +777,8 @@ def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
             out = out & c
         return out
 
-    o, n = side(DELETE, "o"), side(INSERT, "n")
+    # hash joins: the sides are about as large as the key list, and sorting wide records costs more
+    o, n = side(DELETE, "o").hint("shuffle_hash"), side(INSERT, "n").hint("shuffle_hash")
     joined = keys.join(o, on(o, "o")).join(n, on(n, "n"))
     return joined.select(*[F.col(_q(k)) for k in plan.key], "o", "n")
 
