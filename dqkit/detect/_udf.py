@@ -284,12 +284,15 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             operator = "UCrossProduct"
             b = max(1, nb_parts)
             part = df.withColumn("_dq_h", F.pmod(F.xxhash64("tid"), F.lit(b)).cast("int"))
-            pt = spark.createDataFrame([(i * b + j, i, j) for i in range(b) for j in range(i, b)],
-                                       "_dq_pair int, _dq_i int, _dq_j int")
+            pt_rows = [(i * b + j, i, j) for i in range(b) for j in range(i, b)]
+            pt = spark.createDataFrame(pt_rows, "_dq_pair int, _dq_i int, _dq_j int")
             left = part.join(F.broadcast(pt), F.col("_dq_h") == F.col("_dq_i")).withColumn("_dq_side", F.lit(0))
             right = part.join(F.broadcast(pt), (F.col("_dq_h") == F.col("_dq_j")) & (F.col("_dq_i") != F.col("_dq_j"))) \
                 .withColumn("_dq_side", F.lit(1))
-            both = left.unionByName(right).select("_dq_pair", "_dq_side", *cols)
+            # A fixed number of partitions: Spark's adaptive execution would otherwise coalesce these
+            # few small rows into one task, although each pair group is heavy work for Detect.
+            both = left.unionByName(right).select("_dq_pair", "_dq_side", *cols) \
+                .repartition(len(pt_rows), "_dq_pair")
 
             def all_pairs(p):
                 import pandas as pd
