@@ -138,6 +138,7 @@ def scoped_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]
     Used for planner choices that help one kernel but not every query of a shared session (for
     example skipping the partial aggregation of a group-by whose groups are nearly all distinct).
     Options the running Spark does not know are ignored by it, so older 4.x versions still work.
+    The options belong to the session: a query another thread plans inside the block sees them too.
     """
     previous: dict[str, str | None] = {}
     try:
