@@ -217,14 +217,20 @@ def test_detection_equals_brute_force_nested_loop(spark, seed, nb_parts):
     _check(spark, seed, nb_parts)
 
 
-def test_ocjoin_equals_brute_force_on_larger_skewed_data(spark):
-    """Enough rows for several partitions and the chunked merge inside partition pairs."""
-    rng = random.Random(5)
+def _skewed_case(seed: int, n: int):
+    """Skewed random rows (many ties on ``b``) and three OCJoin rules mixing types and operators."""
+    rng = random.Random(seed)
     records = [{"tid": i, "a": rng.randint(0, 30), "b": rng.choice([1, 1, 1, 2, rng.randint(0, 50)]),
-                "c": float(rng.randint(0, 9)), "s": rng.choice("pqr")} for i in range(400)]
+                "c": float(rng.randint(0, 9)), "s": rng.choice("pqr")} for i in range(n)]
     rules = [parse_rule("p2: not(t1.a > t2.a and t1.b < t2.b)"),
              parse_rule("p3: not(t1.a >= t2.b and t1.c < t2.c and t1.b != t2.b)"),
              parse_rule("ps: not(t1.s < t2.s and t1.a <= t2.a)")]
+    return records, rules
+
+
+def test_ocjoin_equals_brute_force_on_larger_skewed_data(spark):
+    """Enough rows for several partitions and the chunked merge inside partition pairs."""
+    records, rules = _skewed_case(seed=5, n=400)
     r = detect(_frame(spark, records), rules, key="tid", nb_parts=5, mode="count")
     for rule in rules:
         assert r.summary(rule.name).violations == len(brute_force(records, rule)), rule.name
@@ -278,12 +284,7 @@ def test_one_partition_count_equals_brute_force(spark, seed):
 def test_one_partition_and_range_partitions_agree_on_skewed_data(spark, monkeypatch):
     import dqkit.detect as dd
 
-    rng = random.Random(8)
-    records = [{"tid": i, "a": rng.randint(0, 30), "b": rng.choice([1, 1, 1, 2, rng.randint(0, 50)]),
-                "c": float(rng.randint(0, 9)), "s": rng.choice("pqr")} for i in range(300)]
-    rules = [parse_rule("p2: not(t1.a > t2.a and t1.b < t2.b)"),
-             parse_rule("p3: not(t1.a >= t2.b and t1.c < t2.c and t1.b != t2.b)"),
-             parse_rule("ps: not(t1.s < t2.s and t1.a <= t2.a)")]
+    records, rules = _skewed_case(seed=8, n=300)
     expected = {rule.name: len(brute_force(records, rule)) for rule in rules}
     one = detect(_frame(spark, records), rules, key="tid", mode="count")
     assert one.counts == expected

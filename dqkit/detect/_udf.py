@@ -115,11 +115,11 @@ def _detect_pairs(pdf, i: np.ndarray, j: np.ndarray, cols: list[str], fn, count_
 def _blocks_fn(fn, cols: list[str], count_only: bool, batch: int):
     """``mapInPandas`` over a partition holding whole blocks, sorted by (block, tid): one vectorised pass
     over all its blocks (pairs of a block that spans several Arrow batches are kept together)."""
-    def run(it):
+    def whole_blocks(it):
+        """The partition's rows in chunks that each hold only whole blocks."""
         import pandas as pd
 
         carry = None
-        total = 0
         for p in it:
             if carry is not None and len(carry):
                 p = pd.concat([carry, p], ignore_index=True)
@@ -131,16 +131,17 @@ def _blocks_fn(fn, cols: list[str], count_only: bool, batch: int):
             tail = int(np.flatnonzero(block != block[-1])[-1]) + 1 if (block != block[-1]).any() else 0
             done, carry = p.iloc[:tail].reset_index(drop=True), p.iloc[tail:]
             if len(done):
-                i, j = _block_pairs(done[BLOCK].to_numpy())
-                for out in _detect_pairs(done, i, j, cols, fn, count_only, batch):
-                    if count_only:
-                        total += out
-                    else:
-                        yield out
+                yield done
         if carry is not None and len(carry):
-            carry = carry.reset_index(drop=True)
-            i, j = _block_pairs(carry[BLOCK].to_numpy())
-            for out in _detect_pairs(carry, i, j, cols, fn, count_only, batch):
+            yield carry.reset_index(drop=True)
+
+    def run(it):
+        import pandas as pd
+
+        total = 0
+        for chunk in whole_blocks(it):
+            i, j = _block_pairs(chunk[BLOCK].to_numpy())
+            for out in _detect_pairs(chunk, i, j, cols, fn, count_only, batch):
                 if count_only:
                     total += out
                 else:
