@@ -639,20 +639,31 @@ def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan) -> tup
     counts = fingerprint_counts(old, new, plan)
     spark = counts.sparkSession
     observation = Observation()
-    observed = counts.observe(observation, *_row_stat_columns())
-    changed = observed.filter(F.col(_C_OLD) != F.col(_C_NEW)).persist()
+    watched = counts.observe(observation, *_row_stat_columns())
+    changed = watched.filter(F.col(_C_OLD) != F.col(_C_NEW)).persist()
     try:
         with scoped_conf(spark, DISTINCT_GROUPS_CONF):
             changed.count()
-            try:
-                observed_row = observation.get
-            except Exception:  # metrics not reported (a plan the optimiser short-cut): count directly
+            observed_row = observed(observation)
+            if observed_row is None:  # metrics not reported: count directly
                 observed_row = counts.agg(*_row_stat_columns()).first().asDict()
         stats = _finish_counts(observed_row)
     except BaseException:
         changed.unpersist()
         raise
     return changed, stats
+
+
+def observed(observation: Observation) -> dict[str, Any] | None:
+    """The metrics of ``observation`` after its query ran, or None when Spark reported none.
+
+    Spark reports nothing (it raises) when the optimiser removed the observed node, for example
+    because a join's other side was empty; callers then compute the same values directly.
+    """
+    try:
+        return dict(observation.get)
+    except Exception:
+        return None
 
 
 def finish_row_statistics(s: dict[str, int]) -> dict[str, Any]:
@@ -753,16 +764,20 @@ def _pairing_aggregates() -> list[Column]:
                        F.lit(0)).alias("_dq_ambiguous")]
 
 
-def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+def pair_by_key(row_delta: DataFrame, plan: TablePlan, observation: Observation | None = None) -> DataFrame:
     """The key-paired updates: one row per key with exactly one DELETE (``o``) and one INSERT (``n``).
 
     Pairing is two equi-joins on the key (NULL-safe) restricted to the keys counted once on each
     side, so every aggregate stays fixed-width and a non-unique key can never produce a cross
     product: a key with more than one record on a side is ambiguous and is left unpaired (counted).
+    With ``observation``, the job that consumes the pairs also reports the pairing counts
+    (``_pairing_aggregates``) over every key, so telling ambiguous keys apart needs no job of its own.
     """
     assert plan.key is not None
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
     counts = key_counts(row_delta, plan)
+    if observation is not None:
+        counts = counts.observe(observation, *_pairing_aggregates())
     keys = counts.filter(_is_pair()).select(*[F.col(_q(k)) for k in plan.key])
 
     def side(status: str, alias: str) -> DataFrame:
@@ -815,12 +830,16 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
 
 
 def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataFrame, plan: TablePlan,
-                      row_stats: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+                      row_stats: Mapping[str, Any], observation: Observation | None = None
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Statistics (9)-(14) for every column and the pairing counts.
 
     One aggregation over the pairs gives every column's statistics and the number of pairs. The
-    DELETE and INSERT record counts are the row statistics; only when some records stayed unpaired
-    does a second (fixed-width) aggregation over the keys tell the ambiguous ones apart.
+    DELETE and INSERT record counts are the row statistics. When some records stayed unpaired, the
+    ambiguous ones are told apart by the pairing counts observed in that same job (``observation``
+    of ``pair_by_key``). They are used only when they agree with what was counted directly (pairs,
+    DELETE and INSERT records); otherwise, or when Spark reported none, a second fixed-width
+    aggregation over the keys computes them.
     """
     row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
     stats: dict[str, dict[str, Any]] = {}
@@ -835,7 +854,12 @@ def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataF
     paired, deletes, inserts = int(row["_dq_pairs"]), int(row_stats["deletes"]), int(row_stats["inserts"])
     ambiguous = 0
     if paired < max(deletes, inserts):
-        ambiguous = int(key_counts(row_delta, plan).agg(*_pairing_aggregates()).first()["_dq_ambiguous"])
+        seen = observed(observation) if observation is not None else None
+        agrees = seen is not None and (seen.get("_dq_pairs"), seen.get("_dq_deletes"), seen.get("_dq_inserts")) == (
+            paired, deletes, inserts)
+        if not agrees:
+            seen = key_counts(row_delta, plan).agg(*_pairing_aggregates()).first().asDict()
+        ambiguous = int(seen["_dq_ambiguous"])
     pairing = {"paired": paired, "deletes": deletes, "inserts": inserts, "ambiguous_key_rows": ambiguous,
                "unpaired_deletes": deletes - paired, "unpaired_inserts": inserts - paired}
     return stats, pairing
@@ -977,9 +1001,13 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
     assert row_delta is not None
     pairs = pair_by_key(row_delta, plan)
     col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol)
+    # the statistics job runs over its own observed copy of the pairs; the kept frames stay plain
+    pairing_counts = Observation()
+    observed_pairs = pair_by_key(row_delta, plan, pairing_counts)
     try:
         with scoped_conf(pairs.sparkSession, DISTINCT_GROUPS_CONF):
-            stats, pairing = column_statistics(pairs, aggs, row_delta, plan, table.row_stats)
+            stats, pairing = column_statistics(observed_pairs, aggs, row_delta, plan, table.row_stats,
+                                               pairing_counts)
     except BaseException:
         for frame in cached:
             frame.unpersist()

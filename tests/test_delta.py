@@ -260,6 +260,40 @@ def test_a_non_unique_key_is_warned_about_and_never_cross_joined(spark):
     assert any("not unique" in m for m in res.messages)
 
 
+def _column_stage_jobs(spark, old, new) -> tuple[int, dict]:
+    tracker = spark.sparkContext.statusTracker()
+    before = set(tracker.getJobIdsForGroup(None))
+    res = delta({"t": old}, {"t": new}, keys={"t": "k"}, stages="column", spark=spark)
+    return len(set(tracker.getJobIdsForGroup(None)) - before), res.tables["t"].pairing
+
+
+def test_telling_ambiguous_keys_apart_costs_no_spark_job_of_its_own(spark):
+    schema = "k int, v string"
+    paired_old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], schema)
+    paired_new = spark.createDataFrame([(1, "x"), (2, "y"), (3, "z")], schema)
+    ambiguous_old = spark.createDataFrame([(1, "a"), (1, "b"), (3, "c")], schema)
+    ambiguous_new = spark.createDataFrame([(1, "x"), (1, "y"), (3, "z")], schema)
+    _column_stage_jobs(spark, paired_old, paired_new)  # warm
+    jobs_paired, p = _column_stage_jobs(spark, paired_old, paired_new)
+    assert p["paired"] == 3 and p["ambiguous_key_rows"] == 0
+    jobs_ambiguous, p = _column_stage_jobs(spark, ambiguous_old, ambiguous_new)
+    assert p["paired"] == 1 and p["ambiguous_key_rows"] == 4
+    assert jobs_ambiguous == jobs_paired
+
+
+def test_counts_are_computed_directly_when_spark_reports_no_observed_metrics(spark, monkeypatch):
+    import dqkit.delta as dq
+
+    monkeypatch.setattr(dq, "observed", lambda observation: None)
+    old = spark.createDataFrame([(1, "a"), (1, "b"), (2, "c"), (5, "e")], "k int, v string")
+    new = spark.createDataFrame([(1, "x"), (1, "y"), (2, "d"), (5, "e"), (6, "f")], "k int, v string")
+    res = delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)
+    t = res.tables["t"]
+    assert t.row_stats["differences"] == 7 and t.row_stats["dedup_rows_new"] == 5
+    assert t.pairing == {"paired": 1, "deletes": 3, "inserts": 4, "ambiguous_key_rows": 4,
+                         "unpaired_deletes": 2, "unpaired_inserts": 3}
+
+
 def test_a_table_without_a_key_skips_column_validation_with_a_message(spark):
     old, new = _tpch_like(spark)
     res = delta(old, new, tables=["orders"], spark=spark)
