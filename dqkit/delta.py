@@ -595,6 +595,10 @@ def _fingerprinted(df: DataFrame, plan: TablePlan) -> DataFrame:
 #: skipped (Spark 4.3+; older versions ignore the option).
 DISTINCT_GROUPS_CONF = {"spark.sql.execution.bypassPartialAggregation": "true"}
 
+#: Planner option for dqkit's short-lived caches (changed fingerprints, fetched rows): compressing
+#: their columns costs more time than their memory is worth (fingerprints do not compress at all).
+UNCOMPRESSED_CACHE_CONF = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
+
 
 def fingerprint_counts(old: DataFrame, new: DataFrame, plan: TablePlan) -> DataFrame:
     """One shuffle: for each distinct row fingerprint, its number of copies in old and in new."""
@@ -640,7 +644,9 @@ def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan) -> tup
     spark = counts.sparkSession
     observation = Observation()
     watched = counts.observe(observation, *_row_stat_columns())
-    changed = watched.filter(F.col(_C_OLD) != F.col(_C_NEW)).persist()
+    # a cached query is planned when persist() is called, so the planner options must be set here
+    with scoped_conf(spark, {**DISTINCT_GROUPS_CONF, **UNCOMPRESSED_CACHE_CONF}):
+        changed = watched.filter(F.col(_C_OLD) != F.col(_C_NEW)).persist()
     try:
         with scoped_conf(spark, DISTINCT_GROUPS_CONF):
             changed.count()
@@ -706,9 +712,11 @@ def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, changed: Da
         if row_stats["differences"] <= BROADCAST_CHANGED_ROWS:
             wanted = F.broadcast(wanted)
         rows = _fingerprinted(df, plan)
-        # one 64-bit join key (a compact long-keyed hash table), the other half checked on the match
+        # One 64-bit join key (Spark's compact long-keyed hash table), the other half checked on the
+        # match. Written as an equality, the second half would become a join key too (a generic
+        # two-column hash table, about 10% slower to probe); the XOR keeps it a residual condition.
         wanted = wanted.withColumnRenamed(FP_HI, "_dq_w_hi").withColumnRenamed(FP_LO, "_dq_w_lo")
-        hit = (rows[FP_HI] == wanted["_dq_w_hi"]) & (rows[FP_LO] == wanted["_dq_w_lo"])
+        hit = (rows[FP_HI] == wanted["_dq_w_hi"]) & (rows[FP_LO].bitwiseXOR(wanted["_dq_w_lo"]) == 0)
         return rows.join(wanted, hit).drop("_dq_w_hi", "_dq_w_lo").withColumn(STATUS, F.lit(status))
 
     return side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
@@ -723,8 +731,7 @@ def fetch_changed_rows(old: DataFrame, new: DataFrame, plan: TablePlan, changed:
     memory instead of scanning both versions again.
     """
     spark = changed.sparkSession
-    # Compressing the cached columns costs more time than the changed rows' memory is worth here.
-    with scoped_conf(spark, {"spark.sql.inMemoryColumnarStorage.compressed": "false"}):
+    with scoped_conf(spark, UNCOMPRESSED_CACHE_CONF):
         fetched = build_row_delta(old, new, plan, changed, row_stats).persist()
     try:
         fetched.count()

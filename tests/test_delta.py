@@ -495,3 +495,17 @@ def test_planner_options_are_scoped_to_dqkit_queries_and_restored(spark):
     old, new = _tpch_like(spark)
     delta(old, new, tables=["lineitem"], spark=spark).unpersist()
     assert spark.conf.get(key, "false") == "false"
+
+
+def test_the_cached_fingerprint_aggregate_is_planned_without_partial_aggregation(spark):
+    import dqkit.delta as dq
+
+    old, new = _tpch_like(spark)
+    plan = dq.plan_tables(old, new, ["lineitem"], [], None, {})[0][0]
+    changed, _ = dq.changed_fingerprints(old["lineitem"], new["lineitem"], plan)
+    try:
+        cached_plan = changed._jdf.queryExecution().executedPlan().toString()
+        assert "InMemoryTableScan" in cached_plan or "InMemoryRelation" in cached_plan
+        assert "partial_count" not in cached_plan
+    finally:
+        changed.unpersist()
