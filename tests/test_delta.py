@@ -497,6 +497,23 @@ def test_planner_options_are_scoped_to_dqkit_queries_and_restored(spark):
     assert spark.conf.get(key, "false") == "false"
 
 
+def test_the_row_fetch_joins_on_one_64_bit_fingerprint_half(spark):
+    import re
+
+    import dqkit.delta as dq
+
+    old, new = _tpch_like(spark)
+    plan = dq.plan_tables(old, new, ["lineitem"], [], None, {})[0][0]
+    changed, stats = dq.changed_fingerprints(old["lineitem"], new["lineitem"], plan)
+    try:
+        fetch = dq.build_row_delta(old["lineitem"], new["lineitem"], plan, changed, stats)
+        joins = re.findall(r"BroadcastHashJoin \[([^\]]*)\]", fetch._jdf.queryExecution().executedPlan().toString())
+        assert len(joins) == 2 and all("," not in keys for keys in joins)  # one key each: a long-keyed table
+        assert fetch.select(dq.STATUS, dq.FP_HI, dq.FP_LO).distinct().count() == stats["differences"]
+    finally:
+        changed.unpersist()
+
+
 def test_the_cached_fingerprint_aggregate_is_planned_without_partial_aggregation(spark):
     import dqkit.delta as dq
 
