@@ -1,8 +1,12 @@
 """dqkit: a Jupyter-centred data-quality toolkit on Apache Spark.
 
-Each system is a module named after its kernel: ``from dqkit.delta import delta`` (Diftong),
-``from dqkit.detect import detect`` with rules from ``dqkit.rules`` (BigDansing). Result types and
-rule helpers are also reachable from here, imported on first use so ``import dqkit`` stays light.
+The facade names each system's entry point by what it does, so no name collides with a module:
+
+* ``dqkit.compare_databases(old, new, ...)`` -> ``DeltaResult`` (Diftong; module ``dqkit.delta``)
+* ``dqkit.detect_violations(table, rules, ...)`` -> ``DetectionResult`` (BigDansing; ``dqkit.detect``)
+
+Result types and rule helpers are reachable here too. Everything is imported on first use, so
+``import dqkit`` stays light (no Spark, no pandas).
 """
 from __future__ import annotations
 
@@ -12,17 +16,20 @@ from typing import Any
 __version__ = "0.1.0"
 
 from dqkit.errors import DqkitError  # noqa: E402
-from dqkit.session import get_spark  # noqa: E402
 
 # public name -> (module, attribute)
 _LAZY = {
+    "get_spark": ("dqkit.session", "get_spark"),
+    "compare_databases": ("dqkit.delta", "delta"),
+    "detect_violations": ("dqkit.detect", "detect"),
+    "Result": ("dqkit.result", "Result"),
     "DeltaResult": ("dqkit.delta", "DeltaResult"),
     "DetectionResult": ("dqkit.detect", "DetectionResult"),
     "parse_rule": ("dqkit.rules", "parse_rule"),
     "load_rules": ("dqkit.rules", "load_rules"),
 }
 
-__all__ = ["DqkitError", "get_spark", "__version__", *_LAZY]
+__all__ = ["DqkitError", "__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -47,11 +47,13 @@ from dqkit.errors import (
     ParameterError,
     ReservedColumnError,
     SchemaMismatchError,
+    SourceError,
     UnknownColumnError,
     UnknownTableError,
     UnsupportedTypeError,
 )
 from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.session import get_spark, scoped_conf
 from dqkit.sources import DatabaseSource, describe, read_database
 
@@ -295,12 +297,15 @@ class TableDelta:
 
 
 @dataclass(frozen=True)
-class DeltaResult:
+class DeltaResult(Result):
     """The outcome of ``delta``: per-table statistics and lazily evaluated delta DataFrames.
 
-    ``to_dict`` / ``save`` / ``to_html`` / ``plot_*`` render this same object for the CLI, the widgets
-    and the report templates; none of them recomputes the comparison.
+    It follows ``dqkit.result.Result``: ``to_dict``, ``sections`` and ``frames`` are defined here;
+    ``to_text``, ``to_html``, ``save`` and ``figures`` come from the base, so the CLI, the widgets and
+    the report templates render this same object and never recompute the comparison.
     """
+
+    system = "dqkit delta"
 
     tables: dict[str, TableDelta]
     only_in_old: list[str]
@@ -379,7 +384,7 @@ class DeltaResult:
             for frame in t.cached:
                 frame.unpersist()
 
-    # ----- rendering
+    # ----- the result contract (dqkit.result.Result)
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: per-table row and column statistics and the one-sided tables."""
         tables = {}
@@ -394,147 +399,90 @@ class DeltaResult:
                 entry["key"] = list(t.plan.key)
             entry["seconds"] = t.seconds
             tables[name] = entry
-        params = {k: v for k, v in self.parameters.items() if not k.startswith("_")}
         return render.to_jsonable({
             "identical": self.identical,
+            "verdict": self.verdict_block().label,
+            "summary": self.verdict_block().summary,
             "tables": tables,
             "only_in_old": self.only_in_old,
             "only_in_new": self.only_in_new,
             "stages": list(self.stages),
             "messages": self.messages,
-            "parameters": params,
+            "parameters": self.public_parameters(),
             "seconds": self.seconds,
         })
 
-    def to_text(self) -> str:
-        """A terminal summary: verdict, row statistics and column statistics of differing tables."""
-        lines = [f"dqkit delta: {'IDENTICAL' if self.identical else 'DIFFERENT'}"]
+    def public_parameters(self) -> dict[str, Any]:
+        """The parameters of the run as given (sources described, never their data)."""
+        return {k: v for k, v in self.parameters.items() if not k.startswith("_")}
+
+    def verdict_block(self) -> Verdict:
+        """IDENTICAL or DIFFERENT, with a one-line summary of what differs."""
+        if self.identical:
+            n = len(self.tables)
+            return Verdict(True, "IDENTICAL", f"the two versions hold the same rows in "
+                                              f"{n} table{'s' if n != 1 else ''}")
+        parts = []
+        for name, t in self.tables.items():
+            d = t.row_stats.get("differences")
+            if d:
+                parts.append(f"{name}: {d} difference record{'s' if d != 1 else ''}"
+                             + (f" ({render.plain(t.row_stats['percent'])} %)" if "percent" in t.row_stats else ""))
+            elif t.row_stats.get("rows_abs_diff") or t.row_stats.get("dedup_abs_diff"):
+                parts.append(f"{name}: row counts differ")
         if self.only_in_old:
-            lines.append(f"tables only in old: {', '.join(self.only_in_old)}")
+            parts.append(f"only in old: {', '.join(self.only_in_old)}")
         if self.only_in_new:
-            lines.append(f"tables only in new: {', '.join(self.only_in_new)}")
+            parts.append(f"only in new: {', '.join(self.only_in_new)}")
+        differing = len([t for t in self.tables.values() if t.row_stats.get("differences")
+                         or t.row_stats.get("rows_abs_diff") or t.row_stats.get("dedup_abs_diff")])
+        head = f"{differing} of {len(self.tables)} table{'s' if len(self.tables) != 1 else ''} differ"
+        return Verdict(False, "DIFFERENT", head + ("; " + "; ".join(parts) if parts else ""))
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        """Verdict, what was compared, row statistics, column statistics with quartile charts, then
+        per differing table its changes (``column: old -> new`` beside the key) and a row-delta sample."""
+        p = self.public_parameters()
+        facts = {"old": p.get("old"), "new": p.get("new"),
+                 "tables compared": ", ".join(self.tables) or "none",
+                 "keys": "; ".join(f"{t}={','.join(c)}" for t, c in (p.get("keys") or {}).items()) or "none",
+                 "excluded": ", ".join(p.get("exclude") or []) or "nothing",
+                 "stages": ", ".join(self.stages)}
+        if p.get("abs_tol") or p.get("rel_tol"):
+            facts["float tolerance"] = f"abs {render.plain(p.get('abs_tol'))}, rel {render.plain(p.get('rel_tol'))}"
+        blocks: list[Any] = [self.verdict_block(), Facts("What was compared", facts)]
         if self.tables and ("row" in self.stages or "dedup" in self.stages):
-            lines += ["", "Row statistics", render.text_table(self.row_stats)]
+            blocks.append(Table("Row statistics", self.row_stats))
+            blocks.append(Chart("Difference count per table", "difference_count", self.plot_difference_count))
+            if "row" in self.stages:
+                blocks.append(Chart("Difference percentage per table", "difference_percent",
+                                    self.plot_difference_percent))
         for name, t in self.tables.items():
             if t.column_stats:
-                lines += ["", f"Column statistics: {name}", render.text_table(self.column_stats(name))]
+                blocks.append(Table(f"Column statistics: {name}", self.column_stats(name),
+                                    note="count: changed key-paired rows; min to max: the size of each change "
+                                         f"({'; '.join(f'{c}: {u}' for c, u in self.units(name).items())})"))
+                blocks.append(Chart(f"Differences per column of {name}", f"{name}_column_differences",
+                                    lambda name=name: self.plot_column_differences(name)))
+                blocks.append(Chart(f"Quartiles of {name}", f"{name}_quartiles",
+                                    lambda name=name: self.plot_quartiles(name)))
+        if sample_rows:
+            for name, t in self.tables.items():
+                if t.updates is not None and (t.pairing or {}).get("paired", 0) > 0:
+                    frame = self.changes(name, sample_rows)
+                    blocks.append(Table(f"Changes: {name}", frame,
+                                        note=f"first {sample_rows} changed rows in key order, each changed column "
+                                             "as old -> new; whole rows: result.updates(table)"))
+                if t.row_delta is not None and t.row_stats.get("differences", 0) > 0:
+                    frame, note = self.row_delta_sample(name, sample_rows)
+                    blocks.append(Table(f"Row delta sample: {name}", frame, note=note))
         if self.messages:
-            lines += [""] + [f"note: {m}" for m in self.messages]
-        return "\n".join(lines)
+            blocks.append(Notes("Notes", self.messages))
+        return blocks
 
-    def to_html(self, sample_rows: int = 10, charts: bool = True) -> str:
-        """A self-contained HTML report; every data value is escaped."""
-        from dqkit import charts as ch
-
-        verdict = ("<p class='ok'>IDENTICAL: no differences</p>" if self.identical
-                   else "<p class='bad'>DIFFERENT</p>")
-        parts = ["<h2>dqkit delta</h2>", verdict]
-        if self.only_in_old or self.only_in_new:
-            parts.append(render.bullet_list(
-                [f"only in old: {n}" for n in self.only_in_old] + [f"only in new: {n}" for n in self.only_in_new]))
-        parts += ["<h3>Row statistics</h3>", render.html_table(self.row_stats)]
-        if charts and self.tables:
-            parts.append(ch.img_tag(self.plot_difference_count(), "difference count per table"))
-            parts.append(ch.img_tag(self.plot_difference_percent(), "difference percent per table"))
-        for name, t in self.tables.items():
-            if t.column_stats:
-                parts += [f"<h3>Column statistics: {render.esc(name)}</h3>",
-                          render.html_table(self.column_stats(name))]
-                if charts:
-                    parts.append(ch.img_tag(self.plot_column_differences(name), f"differences per column of {name}"))
-                    parts.append(ch.img_tag(self.plot_quartiles(name), f"quartiles of {name}"))
-            if sample_rows and t.row_delta is not None and t.row_stats.get("differences", 0) > 0:
-                sample = self.sample(name, "row_delta", sample_rows)
-                parts += [f"<h4>Row delta sample: {render.esc(name)}</h4>", render.html_table(sample)]
-            if sample_rows and t.updates is not None and (t.pairing or {}).get("paired", 0) > 0:
-                parts += [f"<h4>UPDATE sample: {render.esc(name)}</h4>",
-                          render.html_table(self.sample(name, "updates", sample_rows))]
-        if self.messages:
-            parts += ["<h3>Notes</h3>", render.bullet_list(self.messages)]
-        return "<div class='dqkit'>" + "".join(parts) + "</div>"
-
-    def _repr_html_(self) -> str:
-        return render.HTML_STYLE + self.to_html(sample_rows=5, charts=False)
-
-    def sample(self, table: str, what: str = "row_delta", n: int = 10) -> pd.DataFrame:
-        """A bounded, deterministic sample as pandas: the first ``n`` rows ordered by the key, then
-        by every column, so the same inputs give the same sample whatever the partitioning."""
-        frame = {"row_delta": self.row_delta, "col_delta": self.col_delta, "updates": self.updates}[what](table)
-        flat = frame.select(*[_displayable(f) for f in frame.schema.fields])
-        key = list(self._table(table).plan.key or [])
-        order = key + [c for c in flat.columns if c not in key]
-        rows = flat.orderBy(*[F.col(_q(c)) for c in order]).limit(n).collect()
-        return pd.DataFrame([r.asDict() for r in rows], columns=flat.columns)
-
-    def plot_difference_count(self):
-        """Row chart: difference count (7) per table (paper Fig. 11)."""
-        from dqkit import charts as ch
-
-        return ch.barh({n: t.row_stats.get("differences", 0) for n, t in self.tables.items()},
-                       "Row validation: difference count", "Difference count", "Table")
-
-    def plot_difference_percent(self):
-        """Row chart: difference percentage (8) per table (paper Fig. 12)."""
-        from dqkit import charts as ch
-
-        return ch.barh({n: t.row_stats.get("percent", 0.0) for n, t in self.tables.items()},
-                       "Row validation: difference percentage", "Difference percentage", "Table")
-
-    def plot_column_differences(self, table: str):
-        """Column chart: difference count (9) per column of ``table`` (paper Fig. 13)."""
-        from dqkit import charts as ch
-
-        stats = self._table(table).column_stats or {}
-        return ch.barh({c: s["count"] for c, s in stats.items()},
-                       f"Column validation: {table}", "Difference count", "Column")
-
-    def plot_quartiles(self, table: str):
-        """Quartile chart of ``table``: a box per column from min/Q1/median/Q3/max (Figs. 14-15)."""
-        from dqkit import charts as ch
-
-        return ch.quartile_chart(self._table(table).column_stats or {}, f"Column statistics: {table}")
-
-    def figures(self) -> list[tuple[str, Any]]:
-        """Every chart of this result as (file stem, figure)."""
-        figs = [("difference_count", self.plot_difference_count()),
-                ("difference_percent", self.plot_difference_percent())]
-        for name, t in self.tables.items():
-            if t.column_stats:
-                figs.append((f"{name}_column_differences", self.plot_column_differences(name)))
-                figs.append((f"{name}_quartiles", self.plot_quartiles(name)))
-        return figs
-
-    def save(self, target: str | Path, *, charts: bool = True, include_dedup: bool = False) -> str:
-        """Persist the validation namespace atomically and return where it went.
-
-        ``target`` is a folder, or ``catalog:DBNAME`` for a Spark catalog database. A folder gets
-        ``summary.json``, ``row_stats.csv``, ``column_stats.csv``, ``report.html``, chart PNGs and one
-        Parquet folder per delta (``<T>_row_delta``, ``<T>_col_delta``, ``<T>_updates``; with
-        ``include_dedup`` also ``ddb_old/<T>`` and ``ddb_new/<T>``).
-        """
-        frames = self._frames(include_dedup)
-        text = str(target)
-        if text.startswith("catalog:"):
-            return _save_catalog(text[len("catalog:"):], frames)
-
-        def write(tmp: Path) -> None:
-            for rel, frame in frames.items():
-                frame.write.mode("errorifexists").parquet((tmp / rel).as_posix())
-            (tmp / "summary.json").write_text(render.dumps(self.to_dict()))
-            self.row_stats.to_csv(tmp / "row_stats.csv", index=False)
-            col = [self.column_stats(n).assign(table=n) for n, t in self.tables.items() if t.column_stats]
-            if col:
-                pd.concat(col)[["table", "column", *COLUMN_STAT_NAMES, NULL_CHANGES]].to_csv(
-                    tmp / "column_stats.csv", index=False)
-            if charts:
-                from dqkit import charts as ch
-
-                ch.save_all(self.figures(), tmp)
-            (tmp / "report.html").write_text(render.page("dqkit delta", self.to_html()))
-
-        return str(render.atomic_folder(text, write))
-
-    def _frames(self, include_dedup: bool) -> dict[str, DataFrame]:
+    def frames(self, include_dedup: bool = False) -> dict[str, DataFrame]:
+        """The validation namespace: ``<T>_row_delta``, ``<T>_col_delta``, ``<T>_updates`` (and with
+        ``include_dedup`` ``ddb_old/<T>``, ``ddb_new/<T>``)."""
         frames: dict[str, DataFrame] = {}
         for name, t in self.tables.items():
             if t.row_delta is not None:
@@ -547,6 +495,109 @@ class DeltaResult:
                 frames[f"ddb_new/{name}"] = self.dedup(name, "new")
         return frames
 
+    def inputs(self) -> list[Any]:
+        return [self.parameters.get("_old_source"), self.parameters.get("_new_source")]
+
+    def _save_extra(self, folder: Path) -> None:
+        self.row_stats.to_csv(folder / "row_stats.csv", index=False)
+        col = [self.column_stats(n).assign(table=n) for n, t in self.tables.items() if t.column_stats]
+        if col:
+            pd.concat(col)[["table", "column", *COLUMN_STAT_NAMES, NULL_CHANGES]].to_csv(
+                folder / "column_stats.csv", index=False)
+
+    def units(self, table: str) -> dict[str, str]:
+        """The unit of ``calc_diff`` per column: what a difference of 1 means."""
+        t = self._table(table)
+        return {c: diff_unit(t.plan.types[c]) if c in t.plan.types else "rows"
+                for c in (t.column_stats or {})}
+
+    def sample(self, table: str, what: str = "row_delta", n: int = 10) -> pd.DataFrame:
+        """A bounded, deterministic sample as pandas: the first ``n`` rows ordered by the key, then
+        by every column, so the same inputs give the same sample whatever the partitioning."""
+        frame = {"row_delta": self.row_delta, "col_delta": self.col_delta, "updates": self.updates}[what](table)
+        flat = frame.select(*[_displayable(f) for f in frame.schema.fields])
+        key = list(self._table(table).plan.key or [])
+        order = key + [c for c in flat.columns if c not in key]
+        rows = flat.orderBy(*[F.col(_q(c)) for c in order]).limit(n).collect()
+        return pd.DataFrame([r.asDict() for r in rows], columns=flat.columns)
+
+    def changes(self, table: str, n: int = 10) -> pd.DataFrame:
+        """The UPDATE view as people read it: per changed key-paired row (first ``n`` in key order),
+        one line per changed column with the key, ``column`` and ``old -> new``."""
+        t = self._table(table)
+        key = list(t.plan.key or [])
+        upd = self.updates(table)
+        rows = (upd.orderBy(*[F.col(_q(k)) for k in key]).limit(n)
+                .select(*[F.col(_q(k)) for k in key], "changed_columns",
+                        F.to_json("old").alias("_o"), F.to_json("new").alias("_n")).collect())
+        import json as _json
+
+        out = []
+        for r in rows:
+            old, new = _json.loads(r["_o"]), _json.loads(r["_n"])
+            for c in r["changed_columns"]:
+                out.append({**{k: r[k] for k in key}, "column": c,
+                            "change": f"{render.plain(old.get(c))} \u2192 {render.plain(new.get(c))}"})
+        return pd.DataFrame(out, columns=[*key, "column", "change"])
+
+    def row_delta_sample(self, table: str, n: int = 10, max_columns: int = 8) -> tuple[pd.DataFrame, str]:
+        """A row-delta sample bounded for a screen: key, status and changed columns first, at most
+        ``max_columns`` data columns; returns the frame and a note on what was left out."""
+        t = self._table(table)
+        frame = self.sample(table, "row_delta", n)
+        key = list(t.plan.key or [])
+        changed_cols = [c for c, s in (t.column_stats or {}).items() if s.get("count") and c in frame.columns]
+        rest = [c for c in frame.columns if c not in key and c not in changed_cols and c not in (STATUS, ROW_COUNT)]
+        data_cols = (changed_cols + rest)[:max(max_columns - len(key), 1)]
+        shown = [*key, STATUS, ROW_COUNT, *data_cols]
+        hidden = len(frame.columns) - len(shown)
+        note = f"first {n} records in key order; changed columns first"
+        if hidden > 0:
+            note += f"; {hidden} more column{'s' if hidden != 1 else ''} not shown (result.row_delta(table))"
+        return frame[shown], note
+
+    def plot_difference_count(self):
+        """Row chart: difference count (7) per table (paper Fig. 11)."""
+        from dqkit import charts as ch
+
+        return ch.barh({n: t.row_stats.get("differences", 0) for n, t in self.tables.items()},
+                       "Row validation: difference count", "Difference count (records)", "Table", integer=True)
+
+    def plot_difference_percent(self):
+        """Row chart: difference percentage (8) per table (paper Fig. 12)."""
+        from dqkit import charts as ch
+
+        return ch.barh({n: t.row_stats.get("percent", 0.0) for n, t in self.tables.items()},
+                       "Row validation: difference percentage", "Difference percentage (%)", "Table")
+
+    def plot_column_differences(self, table: str):
+        """Column chart: difference count (9) per column of ``table`` (paper Fig. 13)."""
+        from dqkit import charts as ch
+
+        stats = self._table(table).column_stats or {}
+        return ch.barh({c: s["count"] for c, s in stats.items()},
+                       f"Column validation: {table}", "Difference count (rows)", "Column", integer=True)
+
+    def plot_quartiles(self, table: str):
+        """Quartile chart of ``table``: a box per column from min/Q1/median/Q3/max (Figs. 14-15)."""
+        from dqkit import charts as ch
+
+        return ch.quartile_chart(self._table(table).column_stats or {}, f"Column statistics: {table}",
+                                 units=self.units(table))
+
+
+def diff_unit(dtype: T.DataType) -> str:
+    """What ``calc_diff`` measures for a type (see the module docstring)."""
+    if isinstance(dtype, T.StringType):
+        return "Levenshtein distance (characters)"
+    if isinstance(dtype, T.DateType):
+        return "days"
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        return "seconds"
+    if isinstance(dtype, T.NumericType):
+        return "absolute difference"
+    return "1 per change"
+
 
 def _displayable(f: T.StructField) -> Column:
     """A column as people read it (and as it sorts): nested values as JSON, binary as hex."""
@@ -556,29 +607,6 @@ def _displayable(f: T.StructField) -> Column:
     if isinstance(f.dataType, (T.StructType, T.ArrayType, T.MapType)):
         return F.to_json(col).alias(f.name)
     return col
-
-
-def _save_catalog(database: str, frames: Mapping[str, DataFrame]) -> str:
-    """Write each frame as a managed table under temporary names, then rename them into place."""
-    if not frames:
-        raise ParameterError("nothing to save: no delta tables were computed")
-    spark = next(iter(frames.values())).sparkSession
-    spark.sql(f"CREATE DATABASE IF NOT EXISTS {_q(database)}")
-    suffix = f"__dq_tmp_{int(time.time() * 1000)}"
-    written: list[str] = []
-    try:
-        for rel, frame in frames.items():
-            name = rel.replace("/", "_")
-            frame.write.mode("errorifexists").saveAsTable(f"{_q(database)}.{_q(name + suffix)}")
-            written.append(name)
-    except BaseException:
-        for name in written:
-            spark.sql(f"DROP TABLE IF EXISTS {_q(database)}.{_q(name + suffix)}")
-        raise
-    for name in written:
-        spark.sql(f"DROP TABLE IF EXISTS {_q(database)}.{_q(name)}")
-        spark.sql(f"ALTER TABLE {_q(database)}.{_q(name + suffix)} RENAME TO {_q(database)}.{_q(name)}")
-    return f"catalog:{database}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -941,7 +969,7 @@ def delta(
     params = {"old": describe(old), "new": describe(new), "tables": [p.name for p in plans],
               "exclude": _as_list(exclude), "keys": {k: list(v) for k, v in key_map.items()},
               "stages": list(stage_list), "abs_tol": abs_tol, "rel_tol": rel_tol,
-              "_sources": {"old": old_db, "new": new_db}}
+              "_sources": {"old": old_db, "new": new_db}, "_old_source": old, "_new_source": new}
     seconds["total"] = time.perf_counter() - t0
     return DeltaResult(results, only_old, only_new, stage_list, messages, params,
                        {k: round(v, 3) for k, v in seconds.items()})
@@ -1027,3 +1055,30 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
     seconds["column"] += timings["column"]
     return dataclasses.replace(table, col_delta=col_delta, updates=updates, column_stats=stats,
                                pairing=pairing, seconds={k: round(v, 3) for k, v in timings.items()})
+
+
+def report_arguments(*, old: str, new: str, tables: str = "", keys: str = "", exclude: str = "",
+                     stages: str = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0,
+                     sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
+    """Check the delta report's parameters (strings from ``dqkit report``) and turn them into
+    ``delta`` arguments; a bad path fails here, in seconds, before Spark starts."""
+    from dqkit.params import parse_keys, split_list
+
+    if not str(old).strip() or not str(new).strip():
+        raise ParameterError("the report needs both versions", hint="give them with -p old PATH -p new PATH")
+    for label, path in (("old", old), ("new", new)):
+        text = str(path).strip()
+        if not text.startswith("catalog:") and not Path(text).exists():
+            raise SourceError(f"the {label} version does not exist: {text}",
+                              hint="give a database folder, a table file, or catalog:DB")
+    tolerances = {}
+    for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
+        try:
+            tolerances[name] = float(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if isinstance(sample_rows, bool) or not isinstance(sample_rows, int) or sample_rows < 0:
+        raise ParameterError(f"sample_rows must be a whole number of rows (0 or more), got {sample_rows!r}")
+    return {"old": str(old), "new": str(new), "tables": split_list(tables) or None,
+            "keys": parse_keys(keys), "exclude": split_list(exclude), "stages": split_list(stages),
+            **tolerances}

@@ -49,3 +49,20 @@ class ParameterError(DqkitError):
 
 class CancelledError(DqkitError):
     """A run was cancelled by the user; nothing was written."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """A readable one-line cause for any error, without a traceback.
+
+    dqkit errors already say what, where and what to do (kept whole). For a Spark or Python error,
+    the line naming the cause (an ``[ERROR_CLASS]`` or ``...Exception: ...`` line) is kept instead of
+    the JVM stack.
+    """
+    import re
+
+    if isinstance(exc, DqkitError):
+        return str(exc)
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    cause = next((ln for ln in lines if re.search(r"\[[A-Z_.]+\]|\w(Exception|Error): ", ln)),
+                 lines[0] if lines else "")
+    return f"{type(exc).__name__}: {cause.lstrip(': ')[:500]}".rstrip(": ")

@@ -19,13 +19,21 @@ from typing import Any
 import pandas as pd
 
 HTML_STYLE = """<style>
-.dqkit{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:13px;color:#1f2328}
+.dqkit{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:14px;color:#1f2328;max-width:1100px}
+.dqkit h2{font-size:20px;margin:8px 0}.dqkit h3{font-size:16px;margin:18px 0 6px}
+.dqkit .scroll{overflow-x:auto;max-width:100%}
 .dqkit table{border-collapse:collapse;margin:6px 0 14px}
-.dqkit th,.dqkit td{border:1px solid #d0d7de;padding:3px 8px;text-align:right}
+.dqkit th,.dqkit td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;white-space:nowrap}
+.dqkit td{max-width:28em;overflow:hidden;text-overflow:ellipsis}
 .dqkit th{background:#f6f8fa}
 .dqkit td.l,.dqkit th.l{text-align:left}
-.dqkit .ok{color:#1a7f37;font-weight:600}.dqkit .bad{color:#cf222e;font-weight:600}
-.dqkit .muted{color:#656d76}
+.dqkit .ok{color:#1a7f37}.dqkit .bad{color:#cf222e}
+.dqkit .verdict{font-size:18px;margin:8px 0 12px;padding:8px 12px;border-radius:6px;border:1px solid}
+.dqkit .verdict.ok{background:#dafbe1;border-color:#1a7f37}.dqkit .verdict.bad{background:#ffebe9;border-color:#cf222e}
+.dqkit .verdict .label{font-weight:700;margin-right:12px}
+.dqkit .verdict .summary{color:#1f2328;font-size:15px}
+.dqkit .muted{color:#57606a;font-size:13px}
+.dqkit img{max-width:100%;height:auto;display:block;margin:6px 0 12px}
 </style>"""
 
 
@@ -56,7 +64,7 @@ def html_table(frame: pd.DataFrame, max_rows: int | None = None, index: bool = F
     more = ""
     if max_rows is not None and len(frame) > max_rows:
         more = f"<p class='muted'>{len(frame) - max_rows} more rows not shown</p>"
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{more}"
+    return f"<div class='scroll'><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{more}"
 
 
 def _numeric(series: pd.Series) -> bool:
@@ -64,11 +72,32 @@ def _numeric(series: pd.Series) -> bool:
 
 
 def _fmt(value: Any) -> Any:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """One display form for numbers in text and HTML: floats to 6 significant digits (100.0 -> 100)."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, AttributeError):
+            pass
     if isinstance(value, float):
         return f"{value:.6g}"
     return value
+
+
+def plain(value: Any) -> str:
+    """A value as people read it, the same in text and HTML: NULL for missing, 6 significant digits."""
+    shown = _fmt(value)
+    if shown is None:
+        return "NULL"
+    if isinstance(shown, (list, tuple)):
+        return ", ".join(plain(v) for v in shown)
+    return str(shown)
+
+
+def wrap(body: str) -> str:
+    """HTML with dqkit's style, for notebook display."""
+    return HTML_STYLE + "<div class='dqkit'>" + body + "</div>"
 
 
 def to_jsonable(value: Any) -> Any:
@@ -138,6 +167,6 @@ def bullet_list(items: Iterable[str]) -> str:
 def text_table(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
     """A plain-text table for terminals."""
     shown = frame if columns is None else frame[list(columns)]
-    # None in object columns is not covered by na_rep; show every missing value as NULL.
-    shown = shown.astype(object).where(shown.notna(), "NULL")
+    # the same display form as HTML: every missing value as NULL, floats to 6 significant digits
+    shown = shown.astype(object).map(plain) if len(shown) else shown
     return shown.to_string(index=False)

@@ -1,18 +1,17 @@
 """Reproducible reports: a template notebook executed by papermill, kept as .ipynb and exported to HTML.
 
+Reports are found by name in one registry (``REPORTS``): each ``ReportSpec`` names its template
+notebook, its parameter adapter (``"module:function"``, which checks the template's parameters and
+turns them into the kernel's arguments inside the notebook) and the repeatable command-line names.
 ``run_report("delta", {"old": ..., "new": ..., "keys": "users=id"}, "reports/")`` executes
-``templates/delta_report.ipynb`` with those parameters on an explicit kernel and writes
-``reports/delta_report.ipynb`` (the executed notebook) and ``reports/delta_report.html`` (a clean,
-self-contained page: code hidden, charts embedded, no network needed). Each file is written to a
-temporary name and renamed into place, so a crash never leaves a half-written report.
+``templates/delta_report.ipynb`` on an explicit kernel and writes ``reports/delta_report.ipynb`` (the
+executed notebook) and ``reports/delta_report.html`` (code hidden, charts embedded, no network needed).
+Each file is written to a temporary name and renamed into place, so a crash never leaves a
+half-written report. A template's cells render ``result.sections()`` (``show_result``), so the report
+says what ``to_html()`` and the widgets say.
 
 A failing run (a missing path, a bad parameter value) still writes both files: papermill puts the
 error at the top of the executed notebook, and the outcome carries the error's class and message.
-
-Parameters are strings on the command line. List-like ones may be repeated and are joined: ``key``
-(``-p key users=id -p key lineitem=l_orderkey,l_linenumber`` -> ``keys="users=id;lineitem=..."``),
-``table`` and ``exclude`` (joined with commas). Numbers are converted when the template's default is
-a number; anything else is checked inside the notebook, so the error is recorded there.
 """
 from __future__ import annotations
 
@@ -32,14 +31,53 @@ from dqkit.session import redirect_stderr_fd
 
 KERNEL = "python3"
 
-#: Repeatable command-line names -> (template parameter, separator used to join repeats).
-ALIASES: dict[str, tuple[str, str]] = {
-    "key": ("keys", ";"), "keys": ("keys", ";"),
-    "table": ("tables", ","), "tables": ("tables", ","),
-    "exclude": ("exclude", ","), "exclusion": ("exclude", ","), "exclusions": ("exclude", ","),
-}
-#: Parameters holding local paths: made absolute so the record says exactly what was read.
-PATH_PARAMETERS = ("old", "new", "output")
+
+@dataclass(frozen=True)
+class ReportSpec:
+    """A report: its name, template notebook, parameter adapter and repeatable parameters.
+
+    ``repeatable`` maps a command-line name to (template parameter, separator joining repeats).
+    ``paths`` are parameters holding local paths (made absolute so the record says what was read).
+    """
+
+    name: str
+    template: str
+    adapter: str
+    description: str
+    repeatable: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()
+
+    def arguments(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
+        """The kernel's arguments for these template parameters (checked by the adapter)."""
+        import importlib
+
+        module, _, func = self.adapter.partition(":")
+        return getattr(importlib.import_module(module), func)(**parameters)
+
+
+#: Every report, by name. A system adds its own with ``register_report``.
+REPORTS: dict[str, ReportSpec] = {}
+
+
+def register_report(spec: ReportSpec) -> ReportSpec:
+    """Add (or replace) a report in the registry."""
+    REPORTS[spec.name] = spec
+    return spec
+
+
+def report_spec(name: str) -> ReportSpec:
+    """The registered report ``name``; an unknown name lists the known ones."""
+    if name not in REPORTS:
+        raise ParameterError(f"no report named {name!r}", hint=f"reports: {', '.join(sorted(REPORTS)) or 'none'}")
+    return REPORTS[name]
+
+
+register_report(ReportSpec(
+    "delta", "delta_report", "dqkit.delta:report_arguments",
+    "two versions of a database compared (Diftong)",
+    repeatable={"key": ("keys", ";"), "keys": ("keys", ";"), "table": ("tables", ","), "tables": ("tables", ","),
+                "exclude": ("exclude", ","), "exclusion": ("exclude", ",")},
+    paths=("old", "new", "output")))
 
 
 class ReportError(DqkitError):
@@ -73,24 +111,28 @@ class ReportOutcome:
 # --------------------------------------------------------------------------------------------
 
 def template_parameters(name: str) -> dict[str, dict[str, Any]]:
-    """The ``parameters`` cell of template ``name``: {parameter: {default, inferred_type_name, help}}."""
+    """The ``parameters`` cell of report ``name``'s template: {parameter: {default, inferred_type_name, help}}."""
     import papermill
 
     from dqkit.templates import template_path
 
-    return {k: dict(v) for k, v in papermill.inspect_notebook(str(template_path(name))).items()}
+    spec = report_spec(name)
+    return {k: dict(v) for k, v in papermill.inspect_notebook(str(template_path(spec.template))).items()}
 
 
-def collect_parameters(pairs: Iterable[tuple[str, str]], known: Mapping[str, Mapping[str, Any]]
-                       ) -> dict[str, Any]:
-    """Fold ``-p NAME VALUE`` pairs into template parameters (joining repeatable ones)."""
+def collect_parameters(pairs: Iterable[tuple[str, str]], known: Mapping[str, Mapping[str, Any]],
+                       name: str = "delta") -> dict[str, Any]:
+    """Fold ``-p NAME VALUE`` pairs into report ``name``'s parameters (joining repeatable ones)."""
+    spec = report_spec(name)
     out: dict[str, Any] = {}
     for raw_name, value in pairs:
-        name = raw_name.replace("-", "_")
-        target, sep = ALIASES.get(name, (name, ""))
+        pname = raw_name.replace("-", "_")
+        target, sep = spec.repeatable.get(pname, (pname, ""))
         if target not in known:
-            raise ParameterError(f"the template has no parameter {raw_name!r}",
-                                 hint=f"parameters: {', '.join(known)} (repeatable: key, table, exclude)")
+            repeat = sorted({k for k, (t, _) in spec.repeatable.items() if k != t})
+            raise ParameterError(f"the {spec.name} report has no parameter {raw_name!r}",
+                                 hint=f"parameters: {', '.join(known)}"
+                                      + (f" (repeatable: {', '.join(repeat)})" if repeat else ""))
         if target in out:
             if not sep:
                 raise ParameterError(f"parameter {raw_name!r} is given twice", hint="give it once")
@@ -100,7 +142,8 @@ def collect_parameters(pairs: Iterable[tuple[str, str]], known: Mapping[str, Map
     return out
 
 
-def _coerce(parameters: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _coerce(parameters: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
+            paths: Sequence[str] = ()) -> dict[str, Any]:
     """Convert numeric strings where the template's default is a number; make local paths absolute."""
     out: dict[str, Any] = {}
     for name, value in parameters.items():
@@ -110,59 +153,25 @@ def _coerce(parameters: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]
                 value = float(value) if kind == "float" else int(value)
             except ValueError:
                 pass  # left as text: the template reports it, so the record shows the error
-        if name in PATH_PARAMETERS and isinstance(value, str) and value and not value.startswith("catalog:"):
+        if name in paths and isinstance(value, str) and value and not value.startswith("catalog:"):
             value = os.path.abspath(value)
         out[name] = value
     return out
 
 
-def split_list(value: str | Sequence[str] | None, sep: str = ",") -> list[str]:
-    """Split ``"a, b"`` (or take ``["a", "b"]``) into ``["a", "b"]``, dropping blank items."""
-    if value is None:
-        return []
-    items = value.split(sep) if isinstance(value, str) else list(value)
-    return [str(i).strip() for i in items if str(i).strip()]
+def report_arguments(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The kernel arguments of report ``name`` for these parameters (used in the template)."""
+    return report_spec(name).arguments(parameters)
 
 
-def parse_keys(value: str | Mapping[str, Any] | None) -> dict[str, list[str]]:
-    """``"users=id;lineitem=l_orderkey,l_linenumber"`` -> {table: [columns]}."""
-    if isinstance(value, Mapping):
-        return {str(t): split_list(c) for t, c in value.items()}
-    keys: dict[str, list[str]] = {}
-    for item in split_list(value, ";"):
-        table, sep, cols = item.partition("=")
-        names = split_list(cols)
-        if not sep or not table.strip() or not names:
-            raise ParameterError(f"cannot read the key {item!r}",
-                                 hint="write TABLE=COL or TABLE=COL1,COL2; separate tables with ';'")
-        keys[table.strip()] = names
-    return keys
+def show_result(result: Any, sample_rows: int = 10) -> None:
+    """Display a result's sections in a notebook: the same blocks as ``result.to_html()``."""
+    from IPython.display import HTML, display
 
+    from dqkit import render
+    from dqkit.result import sections_html
 
-def delta_arguments(*, old: str, new: str, tables: str = "", keys: str = "", exclude: str = "",
-                    stages: str = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0,
-                    sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
-    """Check the delta template's parameters and turn them into ``dqkit.delta.delta`` arguments."""
-    if not str(old).strip() or not str(new).strip():
-        raise ParameterError("the report needs both versions",
-                             hint="give them with -p old PATH -p new PATH")
-    for label, path in (("old", old), ("new", new)):
-        text = str(path).strip()
-        if not text.startswith("catalog:") and not Path(text).exists():
-            # Checked before Spark starts, so a bad path fails in seconds, with the path named.
-            raise SourceError(f"the {label} version does not exist: {text}",
-                              hint="give a database folder, a table file, or catalog:DB")
-    tolerances = {}
-    for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
-        try:
-            tolerances[name] = float(value)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{name} must be a number, got {value!r}") from None
-    if isinstance(sample_rows, bool) or not isinstance(sample_rows, int) or sample_rows < 0:
-        raise ParameterError(f"sample_rows must be a whole number of rows (0 or more), got {sample_rows!r}")
-    return {"old": str(old), "new": str(new), "tables": split_list(tables) or None,
-            "keys": parse_keys(keys), "exclude": split_list(exclude), "stages": split_list(stages),
-            **tolerances}
+    display(HTML(render.HTML_STYLE + sections_html(result.sections(sample_rows=sample_rows))))
 
 
 def environment() -> dict[str, str]:
@@ -176,15 +185,16 @@ def environment() -> dict[str, str]:
             "pandas": pandas.__version__}
 
 
-def command_line(name: str, parameters: Mapping[str, Any]) -> str:
-    """The ``dqkit report`` command that reproduces a run with these parameters."""
+def command_line(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike | None = None) -> str:
+    """The ``dqkit report`` command that reproduces a run with these parameters (and output folder)."""
     import shlex
 
     parts = ["dqkit", "report", name]
     for k, v in parameters.items():
         if v not in ("", None):
             parts += ["-p", k, str(v)]
-    return " ".join(shlex.quote(p) for p in parts) + " -o OUTDIR"
+    parts += ["-o", os.fspath(out_dir) if out_dir else "OUTDIR"]
+    return " ".join(shlex.quote(p) for p in parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,13 +249,16 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
 
     from dqkit.templates import template_path
 
-    template = template_path(name)
+    spec = report_spec(name)
+    template = template_path(spec.template)
     known = template_parameters(name)
     unknown = [k for k in parameters if k not in known]
     if unknown:
-        raise ParameterError(f"the template {template.stem} has no parameter {unknown[0]!r}",
+        raise ParameterError(f"the {spec.name} report has no parameter {unknown[0]!r}",
                              hint=f"parameters: {', '.join(known)}")
-    params = _coerce(parameters, known)
+    params = _coerce(parameters, known, spec.paths)
+    if "report_dir" in known:  # the template's record names the folder it was written to
+        params["report_dir"] = str(Path(out_dir).resolve())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     nb_path, html_path = out / f"{template.stem}.ipynb", out / f"{template.stem}.html"

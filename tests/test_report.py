@@ -11,7 +11,9 @@ import pytest
 from dqkit import __version__
 from dqkit.cli import main
 from dqkit.errors import ParameterError, SourceError
-from dqkit.report import collect_parameters, delta_arguments, parse_keys, template_parameters
+from dqkit.delta import report_arguments as delta_arguments
+from dqkit.params import parse_keys
+from dqkit.report import collect_parameters, template_parameters
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "users"
 INJECTED = "<script>alert(1)</script>"
@@ -33,7 +35,7 @@ def _cell_sources(nb) -> str:
 def test_template_declares_its_parameters():
     params = template_parameters("delta")
     assert list(params) == ["old", "new", "tables", "keys", "exclude", "stages", "abs_tol", "rel_tol",
-                            "sample_rows", "output"]
+                            "sample_rows", "output", "report_dir"]
     assert params["abs_tol"]["inferred_type_name"] == "float"
 
 
@@ -86,7 +88,7 @@ def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path,
     assert not any(o.get("output_type") == "error" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
     html = (out / "delta_report.html").read_text()
-    assert "DIFFERENT: users" in html
+    assert "DIFFERENT" in html and "users: 5 difference records (71.4 %)" in html
     assert "Row statistics" in html and "71.4" in html and "Column statistics" in html
     assert html.count("data:image/png;base64,") >= 4  # count, percent, per-column and quartile charts
     # the injected value is shown escaped, and the page runs no script and loads nothing remote

@@ -71,8 +71,8 @@ def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark)
     assert cols.loc["salary", "max"] == 50 and cols.loc["name", "count"] == 1
     rows_tab, cols_tab, samples_tab = (t.value for t in ex.tabs.children)
     assert "DIFFERENT" in rows_tab and "71.4" in rows_tab and rows_tab.count("<img") == 2
-    assert "Column statistics: users" in cols_tab and "quartiles of users" in cols_tab
-    assert "Row delta sample: users" in samples_tab and "UPDATE sample: users" in samples_tab
+    assert "Column statistics: users" in cols_tab and "Quartiles of users" in cols_tab
+    assert "Row delta sample: users" in samples_tab and "Changes: users" in samples_tab
     assert "Karol" in samples_tab
     assert ex.progress.cancel_button.disabled and ex.progress.bar.value == 100
     assert ex.controller.fraction == 1.0 and ex.controller.tables_done == ex.controller.tables_total == 1

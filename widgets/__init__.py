@@ -1,13 +1,16 @@
 """dqkit's widget layer (the design card's widgets/ folder, installed as ``dqkit.widgets``).
 
 Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers``) that call dqkit's
-public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress`` and ``DeltaExplorer``.
+public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections) and
+``DeltaExplorer``; ``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
 """
 from __future__ import annotations
 
-from dqkit.widgets.controllers import DeltaController, TableListing
+from dqkit.widgets.controllers import DeltaController, RunController, TableListing
 from dqkit.widgets.delta_explorer import DeltaExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
+from dqkit.widgets.result_view import ExplorerBase, ResultView
 
-__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "SparkProgress", "TableListing", "TablePicker"]
+__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "ResultView", "RunController",
+           "SparkProgress", "TableListing", "TablePicker"]

@@ -5,14 +5,14 @@ views) headlessly. Controllers call dqkit's public API only.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
 from dqkit.delta import STAGES, DeltaResult, delta
-from dqkit.errors import DqkitError, ParameterError
+from dqkit.errors import DqkitError, ParameterError, describe_error
+from dqkit.params import format_keys, parse_keys
 from dqkit.progress import BackgroundRun, JobProgress
 from dqkit.session import get_spark
 from dqkit.sources import DatabaseSource, describe, read_database
@@ -35,17 +35,103 @@ class _Observable:
 
 
 def error_text(exc: BaseException) -> str:
-    """A readable message for an error, without a traceback.
+    """A readable message for an error, without a traceback (see ``dqkit.errors.describe_error``)."""
+    return describe_error(exc)
 
-    dqkit errors already say what, where and what to do. For a Spark error, the line naming the
-    cause (an ``[ERROR_CLASS]`` or ``...Exception: ...`` line) is kept instead of the JVM stack.
+
+class RunController(_Observable):
+    """Start, cancel, wait for and follow one kernel run in the background; every explorer uses it.
+
+    A subclass implements ``work(progress)``: call the kernel with ``progress`` (the kernels' callback
+    ``progress(stage, item, done, total)``) and return its result. Outcome: ``status``
+    (idle/running/done/failed/cancelled), ``result``, ``error`` (readable text), ``progress`` (a
+    ``JobProgress`` of the running Spark jobs), ``step`` (the last finished item) and ``fraction``.
     """
-    if isinstance(exc, DqkitError):
-        return str(exc)
-    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-    cause = next((ln for ln in lines if re.search(r"\[[A-Z_.]+\]|\w(Exception|Error): ", ln)),
-                 lines[0] if lines else "")
-    return f"{type(exc).__name__}: {cause.lstrip(': ')[:500]}"
+
+    #: what a step counts, for the status line ("tables", "rules")
+    unit = "steps"
+
+    def __init__(self, spark: SparkSession | None = None) -> None:
+        super().__init__()
+        self.spark = spark or get_spark()
+        self.status = "idle"
+        self.result: Any = None
+        self.error: str | None = None
+        self.progress = JobProgress()
+        self.step = ""
+        self.steps_done = 0
+        self.steps_total = 0
+        self._run: BackgroundRun[Any] | None = None
+
+    def work(self, progress: Callable[[str, str, int, int], None]) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def expected_steps(self) -> int:
+        """How many steps the run will report (0 when unknown)."""
+        return 0
+
+    def start(self, on_done: Callable[[Any], None] | None = None) -> BackgroundRun[Any]:
+        """Start the run in a background thread (so a cancel button stays clickable)."""
+        if self.status == "running":
+            raise ParameterError("a run is already running", hint="wait for it or cancel it")
+        work = self.work  # bound now: the selections are read when the run starts
+        self.status, self.error, self.result, self.step = "running", None, None, ""
+        self.progress = JobProgress()
+        self.steps_done, self.steps_total = 0, self.expected_steps()
+        self._changed("status")
+        run: BackgroundRun[Any]
+
+        def on_step(stage: str, item: str, done: int, total: int) -> None:
+            run.check_cancelled()
+            self.steps_done, self.steps_total = done, total
+            self.step = f"{item} done ({done}/{total} {self.unit})"
+            self._changed("progress")
+
+        def on_progress(p: JobProgress) -> None:
+            self.progress = p
+            self._changed("progress")
+
+        def on_finish(r: BackgroundRun[Any]) -> None:
+            self.status = r.status
+            self.progress = r.progress
+            if r.status == "done":
+                self.result = r.result
+            else:
+                self.error = error_text(r.error) if r.error is not None else r.status
+            self._changed("status")
+            if on_done is not None:
+                on_done(self)
+
+        run = BackgroundRun(lambda: work(on_step), spark=self.spark, on_progress=on_progress, on_finish=on_finish)
+        self._run = run
+        run.start()
+        return run
+
+    def run(self, timeout: float | None = None) -> Any:
+        """Run with the current selections and wait; returns the result (None on error).
+
+        Errors do not raise: they land in ``error`` (readable text) and ``status``.
+        """
+        run = self.start()
+        run.wait(timeout)
+        return self.result
+
+    def cancel(self) -> None:
+        """Cancel a running run; it ends with status ``cancelled`` and no result."""
+        if self._run is not None:
+            self._run.cancel()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._run.wait(timeout) if self._run is not None else True
+
+    @property
+    def fraction(self) -> float:
+        """Overall progress: finished steps plus the task fraction of the running jobs, over all steps."""
+        if self.status == "done":
+            return 1.0
+        if not self.steps_total:
+            return self.progress.fraction
+        return min(1.0, (self.steps_done + self.progress.fraction) / self.steps_total)
 
 
 class TableListing(_Observable):
@@ -91,18 +177,18 @@ class TableListing(_Observable):
         return dict(self.row_counts)
 
 
-class DeltaController(_Observable):
+class DeltaController(RunController):
     """State and actions of the delta explorer: what to compare, how, and the outcome.
 
     State: ``old``/``new`` listings, ``selected_tables`` (empty = every table), ``keys`` and
-    ``excluded`` ({table: [columns]}), ``stages``, ``abs_tol``/``rel_tol``. Outcome: ``status``
-    (idle/running/done/failed/cancelled), ``result`` (a ``DeltaResult``), ``error`` (readable text),
-    ``progress`` (a ``JobProgress``) and ``step`` (the last finished stage/table).
+    ``excluded`` ({table: [columns]}), ``stages``, ``abs_tol``/``rel_tol``. Running and its outcome
+    come from ``RunController``; ``tables_done``/``tables_total`` count the compared tables.
     """
 
+    unit = "tables"
+
     def __init__(self, old: DatabaseSource, new: DatabaseSource, *, spark: SparkSession | None = None) -> None:
-        super().__init__()
-        self.spark = spark or get_spark()
+        super().__init__(spark)
         self.old = TableListing(old, self.spark)
         self.new = TableListing(new, self.spark)
         self.selected_tables: list[str] = []
@@ -111,15 +197,15 @@ class DeltaController(_Observable):
         self.stages: list[str] = list(STAGES)
         self.abs_tol = 0.0
         self.rel_tol = 0.0
-        self.status = "idle"
-        self.result: DeltaResult | None = None
-        self.error: str | None = None
-        self.progress = JobProgress()
-        self.step = ""
-        self.tables_done = 0
-        self.tables_total = 0
-        self._run: BackgroundRun[DeltaResult] | None = None
         self._prune()
+
+    @property
+    def tables_done(self) -> int:
+        return self.steps_done
+
+    @property
+    def tables_total(self) -> int:
+        return self.steps_total
 
     # ----- what can be chosen
     @property
@@ -201,86 +287,24 @@ class DeltaController(_Observable):
                 "keys": {t: list(cols) for t, cols in sorted(self.keys.items())},
                 "stages": list(self.stages), "abs_tol": self.abs_tol, "rel_tol": self.rel_tol}
 
-    def start(self, on_done: Callable[[DeltaController], None] | None = None) -> BackgroundRun[DeltaResult]:
-        """Start the comparison in a background thread (so a cancel button stays clickable)."""
-        if self.status == "running":
-            raise ParameterError("a comparison is already running", hint="wait for it or cancel it")
+    def expected_steps(self) -> int:
         args = self.arguments()
-        self.status, self.error, self.result, self.step = "running", None, None, ""
-        self.progress = JobProgress()
-        both = [t for t in (args["tables"] or self.tables) if t in self.old.tables and t in self.new.tables]
-        self.tables_done, self.tables_total = 0, len(both)
-        self._changed("status")
-        run: BackgroundRun[DeltaResult]
+        return len([t for t in (args["tables"] or self.tables) if t in self.old.tables and t in self.new.tables])
 
-        def on_step(stage: str, table: str, done: int, total: int) -> None:
-            run.check_cancelled()
-            self.tables_done, self.tables_total = done, total
-            self.step = f"{table} done ({done}/{total} tables)"
-            self._changed("progress")
-
-        def work() -> DeltaResult:
-            return delta(self.old.source, self.new.source, spark=self.spark, progress=on_step, **args)
-
-        def on_progress(p: JobProgress) -> None:
-            self.progress = p
-            self._changed("progress")
-
-        def on_finish(r: BackgroundRun[DeltaResult]) -> None:
-            self.status = r.status
-            self.progress = r.progress
-            if r.status == "done":
-                self.result = r.result
-            else:
-                self.error = error_text(r.error) if r.error is not None else r.status
-            self._changed("status")
-            if on_done is not None:
-                on_done(self)
-
-        run = BackgroundRun(work, spark=self.spark, on_progress=on_progress, on_finish=on_finish)
-        self._run = run
-        run.start()
-        return run
-
-    def run(self, timeout: float | None = None) -> DeltaResult | None:
-        """Run the comparison with the current selections and wait; returns the result (None on error).
-
-        Errors do not raise: they land in ``error`` (readable text) and ``status``.
-        """
-        run = self.start()
-        run.wait(timeout)
-        return self.result
-
-    def cancel(self) -> None:
-        """Cancel a running comparison; it ends with status ``cancelled`` and no result."""
-        if self._run is not None:
-            self._run.cancel()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._run.wait(timeout) if self._run is not None else True
-
-    @property
-    def fraction(self) -> float:
-        """Overall progress: finished tables plus the task fraction of the running jobs, over all tables."""
-        if self.status == "done":
-            return 1.0
-        if not self.tables_total:
-            return self.progress.fraction
-        return min(1.0, (self.tables_done + self.progress.fraction) / self.tables_total)
+    def work(self, progress: Callable[[str, str, int, int], None]) -> DeltaResult:
+        args = self.arguments()
+        return delta(self.old.source, self.new.source, spark=self.spark, progress=progress, **args)
 
     def as_parameters(self) -> dict[str, str]:
         """The selections as ``dqkit report delta`` parameters (strings), to reproduce the run."""
         args = self.arguments()
         return {"old": describe(self.old.source), "new": describe(self.new.source),
                 "tables": ",".join(args["tables"] or []),
-                "keys": ";".join(f"{t}={','.join(c)}" for t, c in args["keys"].items()),
+                "keys": format_keys(args["keys"]),
                 "exclude": ",".join(args["exclude"]), "stages": ",".join(args["stages"]),
                 "abs_tol": str(self.abs_tol), "rel_tol": str(self.rel_tol)}
 
 
 def keys_from_mapping(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, list[str]]:
-    """Normalise {table: "a,b" | [a, b]} to {table: [a, b]}."""
-    out: dict[str, list[str]] = {}
-    for t, cols in (keys or {}).items():
-        out[t] = [c.strip() for c in cols.split(",")] if isinstance(cols, str) else list(cols)
-    return out
+    """Normalise {table: "a,b" | [a, b]} to {table: [a, b]} (``dqkit.params.parse_keys``)."""
+    return parse_keys(dict(keys or {}))

@@ -7,61 +7,25 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import charts, render
+from dqkit import render
 from dqkit.delta import STAGES, DeltaResult
+from dqkit.result import Table
 from dqkit.sources import DatabaseSource
 from dqkit.widgets.controllers import DeltaController, keys_from_mapping
 from dqkit.widgets.pickers import ColumnPicker, TablePicker, _Guard, keep_selection
-from dqkit.widgets.progress import SparkProgress
+from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
+
+#: The explorer's tabs over ``DeltaResult.sections()``: the verdict and row statistics, the per-column
+#: blocks, and the samples.
+DELTA_TABS = (
+    ("Row statistics", None),
+    ("Column statistics", lambda b: b.title.startswith(("Column statistics:", "Differences per column",
+                                                         "Quartiles of"))),
+    ("Samples", lambda b: isinstance(b, Table) and b.title.startswith(("Changes:", "Row delta sample:"))),
+)
 
 
-def _section(title: str, body: str) -> str:
-    return f"<h4>{render.esc(title)}</h4>{body}"
-
-
-def row_section(result: DeltaResult) -> str:
-    """Row statistics with the difference count and percentage charts."""
-    parts = [_verdict(result), render.html_table(result.row_stats)]
-    if result.tables:
-        parts.append(charts.img_tag(result.plot_difference_count(), "difference count per table"))
-        parts.append(charts.img_tag(result.plot_difference_percent(), "difference percent per table"))
-    if result.messages:
-        parts.append(render.bullet_list(result.messages))
-    return "".join(parts)
-
-
-def column_section(result: DeltaResult) -> str:
-    """Column statistics and the quartile chart of each table that has them."""
-    parts = []
-    for name, t in result.tables.items():
-        if t.column_stats:
-            parts.append(_section(f"Column statistics: {name}", render.html_table(result.column_stats(name))))
-            parts.append(charts.img_tag(result.plot_quartiles(name), f"quartiles of {name}"))
-    return "".join(parts) or "<p class='muted'>No column statistics: give a key to a differing table.</p>"
-
-
-def sample_section(result: DeltaResult, n: int) -> str:
-    """A bounded sample of the row delta and of the UPDATE view of each differing table."""
-    parts = []
-    for name in result.differing_tables():
-        t = result.tables[name]
-        if t.row_delta is not None:
-            parts.append(_section(f"Row delta sample: {name}", render.html_table(result.sample(name, "row_delta", n))))
-        if t.updates is not None and (t.pairing or {}).get("paired", 0):
-            parts.append(_section(f"UPDATE sample: {name}", render.html_table(result.sample(name, "updates", n))))
-    return "".join(parts) or "<p class='muted'>No differences to sample.</p>"
-
-
-def _verdict(result: DeltaResult) -> str:
-    return ("<p class='ok'>IDENTICAL: no differences</p>" if result.identical
-            else f"<p class='bad'>DIFFERENT: {render.esc(', '.join(result.differing_tables() or ['tables differ']))}</p>")
-
-
-def _wrap(body: str) -> str:
-    return render.HTML_STYLE + "<div class='dqkit'>" + body + "</div>"
-
-
-class DeltaExplorer(W.VBox):
+class DeltaExplorer(ExplorerBase):
     """Compare two versions of a database interactively.
 
     ``DeltaExplorer(old, new)`` lists the tables; pick tables (none = all), a key and excluded columns
@@ -75,10 +39,10 @@ class DeltaExplorer(W.VBox):
                  keys: Mapping[str, str | Sequence[str]] | None = None,
                  exclude: Mapping[str, Sequence[str]] | None = None, sample_rows: int = 10,
                  spark: SparkSession | None = None) -> None:
-        self.controller = DeltaController(old, new, spark=spark)
+        c = DeltaController(old, new, spark=spark)
         self.sample_rows = sample_rows
         self._guard = _Guard()
-        c = self.controller
+        self._build_run_controls(c, ResultView(DELTA_TABS, sample_rows))
         if tables:
             c.select_tables(list(tables))
         for t, cols in keys_from_mapping(keys).items():
@@ -86,7 +50,7 @@ class DeltaExplorer(W.VBox):
         for t, cols in (exclude or {}).items():
             c.set_excluded(t, list(cols))
 
-        self.header = W.HTML(_wrap(f"<b>old</b>: {render.esc(c.old.label)} &nbsp; "
+        self.header = W.HTML(wrap(f"<b>old</b>: {render.esc(c.old.label)} &nbsp; "
                                    f"<b>new</b>: {render.esc(c.new.label)}"))
         self.table_picker = TablePicker(c.old, description="Tables")
         self.table_picker.value = tuple(t for t in c.selected_tables if t in c.old.tables)
@@ -109,53 +73,19 @@ class DeltaExplorer(W.VBox):
                                           layout=W.Layout(width="180px"))
         for box in (self.abs_tol, self.rel_tol):
             box.observe(lambda _: c.set_tolerance(self.abs_tol.value, self.rel_tol.value), names="value")
-        self.run_button = W.Button(description="Run", icon="play", button_style="primary")
-        self.run_button.on_click(lambda _: self.start())
         self.refresh_button = W.Button(description="Refresh tables", icon="refresh")
         self.refresh_button.on_click(lambda _: self.refresh())
-        self.progress = SparkProgress()
-        self.message = W.HTML()
-        self.tabs = W.Tab(children=[W.HTML(), W.HTML(), W.HTML()])
-        for i, title in enumerate(("Row statistics", "Column statistics", "Samples")):
-            self.tabs.set_title(i, title)
-        c.on_change(self._on_controller)
         self._sync_key_table()
         super().__init__([
             self.header, self.table_picker,
             W.HBox([self.key_table, self.key_picker, self.exclude_picker]),
             W.HBox([W.Label("Stages"), *self.stage_boxes.values(), self.abs_tol, self.rel_tol]),
-            W.HBox([self.run_button, self.refresh_button]), self.progress, self.message, self.tabs])
+            W.HBox([self.run_button, self.refresh_button]), self.progress, self.message, self.view])
 
     # ----- public API
     @property
     def result(self) -> DeltaResult | None:
         return self.controller.result
-
-    @property
-    def error(self) -> str | None:
-        return self.controller.error
-
-    @property
-    def status(self) -> str:
-        return self.controller.status
-
-    def run(self, timeout: float | None = None) -> DeltaResult | None:
-        """Run with the current selections and wait; errors show in the widget (and ``.error``)."""
-        self.start()
-        self.controller.wait(timeout)
-        return self.result
-
-    def start(self) -> None:
-        """Start a run in the background (what the Run button does)."""
-        if self.controller.status == "running":
-            return
-        self.run_button.disabled = True
-        self.message.value = ""
-        run = self.controller.start()
-        self.progress.track(run)
-
-    def cancel(self) -> None:
-        self.controller.cancel()
 
     def refresh(self) -> None:
         """Re-read the table lists; valid selections (tables, keys, exclusions) survive."""
@@ -165,36 +95,6 @@ class DeltaExplorer(W.VBox):
             self.table_picker.value = tuple(t for t in self.controller.selected_tables
                                             if t in self.controller.old.tables)
         self._sync_key_table()
-
-    # ----- view <- controller
-    def _on_controller(self, what: str) -> None:
-        c = self.controller
-        if what == "progress":
-            self.progress.show(c.progress, c.step, c.fraction)
-        elif what == "status":
-            if c.status == "running":
-                return
-            self.run_button.disabled = False
-            if c.status == "done" and c.result is not None:
-                self.progress.finish("done", f"done in {c.result.seconds.get('total', 0):.1f} s")
-                self._show_result(c.result)
-            else:
-                self.progress.finish(c.status, c.status)
-                self._show_error(c.error or c.status)
-
-    def _show_result(self, result: DeltaResult) -> None:
-        try:
-            self.tabs.children[0].value = _wrap(row_section(result))
-            self.tabs.children[1].value = _wrap(column_section(result))
-            self.tabs.children[2].value = _wrap(sample_section(result, self.sample_rows))
-            self.tabs.selected_index = 0
-        except Exception as exc:  # rendering errors are shown, not lost in a thread
-            self._show_error(f"could not render the result: {type(exc).__name__}: {exc}")
-
-    def _show_error(self, text: str) -> None:
-        label = "Cancelled" if self.controller.status == "cancelled" else "Error"
-        self.message.value = _wrap(f"<p class='bad'>{label}</p>"
-                                   f"<pre style='white-space:pre-wrap'>{render.esc(text)}</pre>")
 
     # ----- view -> controller
     def _on_tables(self, tables: tuple[str, ...]) -> None:

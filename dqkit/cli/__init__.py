@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dqkit {__version__}")
     parser.add_argument("--master", help="Spark master URL (default: local[*], or DQKIT_SPARK_MASTER)")
     parser.add_argument("--remote", help="Spark Connect address, e.g. sc://host:15002 (default: SPARK_REMOTE)")
+    parser.add_argument("--debug", action="store_true", help="print the full traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
@@ -58,6 +59,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dqkit: cancelled", file=sys.stderr)
         return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - any unexpected failure is an error (2), never "different" (1)
+        return _unexpected(exc, args)
+
+
+def _unexpected(exc: Exception, args: argparse.Namespace) -> int:
+    """Exit 2 with a one-line cause; the traceback goes to a log file, or to stderr with ``--debug``."""
+    import os
+    import tempfile
+    import traceback
+
+    from dqkit.errors import describe_error
+
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    print(f"dqkit: error: {describe_error(exc)}", file=sys.stderr)
+    if getattr(args, "debug", False):
+        print(trace, file=sys.stderr)
+        return EXIT_ERROR
+    log = os.path.join(tempfile.gettempdir(), "dqkit-cli-errors.log")
+    try:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(trace + "\n")
+        print(f"dqkit: the traceback is in {log} (or rerun with --debug)", file=sys.stderr)
+    except OSError:
+        print("dqkit: rerun with --debug for the traceback", file=sys.stderr)
+    return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

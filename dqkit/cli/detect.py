@@ -5,9 +5,9 @@ Exit 0 when no rule is violated, 1 when some are, 2 on error.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
-from dqkit.cli import EXIT_DIFFERENT, EXIT_SAME
+from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit
 from dqkit.errors import ParameterError
 
 
@@ -17,12 +17,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Detect violations of rules (FDs, denial constraints) in a table. "
                     "Exit 0: no violation; 1: violations; 2: error.")
     p.add_argument("table", help="Parquet/CSV/JSON path or catalog:db.table")
-    p.add_argument("--rules", required=True, help="rules file: YAML or text, one rule per line")
+    add_list_option(p, "--rules", "FILE", "rules file: YAML or text, one rule per line")
     p.add_argument("--key", help="column identifying tuples (default: a deterministic content id)")
     p.add_argument("--count-only", action="store_true", help="count violations without materialising them")
     p.add_argument("--sample", type=int, metavar="N", help="keep at most N violations per rule")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--out", metavar="DIR", help="write summary, plan and violations to DIR (atomic)")
+    add_output_options(p, "summary, plan, violations and candidate fixes")
     p.add_argument("--explain", action="store_true", help="print the logical, consolidated and physical plans")
     p.add_argument("--nb-parts", type=int, help="OCJoin range partitions (default 16)")
     p.set_defaults(func=run)
@@ -32,24 +31,28 @@ def run(args: argparse.Namespace) -> int:
     from dqkit.detect import detect
     from dqkit.rules import load_rules
 
+    if not args.rules:
+        raise ParameterError("no rules given", hint="pass --rules FILE (repeat for several files)")
     if args.count_only and args.sample is not None:
         raise ParameterError("--count-only and --sample exclude each other")
     if args.sample is not None and args.sample < 1:
         raise ParameterError("--sample needs N >= 1")
-    rules = load_rules(args.rules)
+    check_out(args, [args.table, *args.rules])
+    rules = [r for path in args.rules for r in load_rules(path)]
     mode = "count" if args.count_only else ("sample" if args.sample is not None else "violations")
+    progress = _terminal_progress() if sys.stderr.isatty() else None
     result = detect(args.table, rules, key=args.key, mode=mode, sample=args.sample, nb_parts=args.nb_parts,
-                    name=str(args.table))
-    if args.out:
-        result.save(args.out, overwrite=True)
-    if args.format == "json":
-        doc = result.to_dict()
-        if args.explain:
-            doc["explain"] = result.explain()
-        print(json.dumps(doc, indent=2, default=str))
-    else:
-        print(result.to_text(0 if args.count_only else min(args.sample or 10, 10)))
-        if args.explain:
-            print()
-            print(result.explain())
-    return EXIT_DIFFERENT if result.total_violations else EXIT_SAME
+                    name=str(args.table), progress=progress)
+    explain = result.explain() if args.explain else None
+    return emit(result, args, sample_rows=0 if args.count_only else min(args.sample or 10, 10),
+                extra={"explain": explain} if explain else None,
+                text_suffix=f"\n\n{explain}" if explain else "")
+
+
+def _terminal_progress():
+    def show(stage: str, rule: str, done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rdqkit detect: {done}/{total} rules done (last: {rule})".ljust(60), end=end,
+              file=sys.stderr, flush=True)
+
+    return show

@@ -18,10 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="Example: dqkit report delta -p old data/users/old -p new data/users/new -p key users=id "
                "-o reports/users. Repeatable: -p key TABLE=COL[,COL] (joined with ';'), -p table T and "
                "-p exclude T[.COL] (joined with ',').")
-    p.add_argument("name", metavar="NAME", help="template name, e.g. delta")
+    from dqkit.report import REPORTS
+
+    p.add_argument("name", metavar="NAME", choices=sorted(REPORTS),
+                   help="the report: " + "; ".join(f"{n} ({s.description})" for n, s in sorted(REPORTS.items())))
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                    help="a template parameter (repeat for more)")
-    p.add_argument("-o", "--out", required=True, metavar="OUTDIR", help="folder for the executed notebook and HTML")
+    p.add_argument("-o", "--out", metavar="OUTDIR", help="folder for the executed notebook and HTML (required "
+                                                         "unless --list-parameters)")
     p.add_argument("--kernel", default="python3", help="Jupyter kernel to execute with (default: python3)")
     p.add_argument("--list-parameters", action="store_true", help="list the template's parameters and exit")
     p.set_defaults(func=run)
@@ -31,12 +35,18 @@ def run(args: argparse.Namespace) -> int:
     """Execute the report; print where it went; exit 2 with the cause when it fails."""
     from dqkit.report import collect_parameters, run_report, template_parameters
 
+    from dqkit.errors import ParameterError
+
     known = template_parameters(args.name)
     if args.list_parameters:
         for name, spec in known.items():
+            if name == "report_dir":
+                continue  # filled in by dqkit report itself
             print(f"{name} = {spec.get('default')}    # {spec.get('help', '')}")
         return EXIT_SAME
-    parameters = collect_parameters(args.parameter, known)
+    if not args.out:
+        raise ParameterError("the report needs an output folder", hint="pass -o OUTDIR")
+    parameters = collect_parameters(args.parameter, known, args.name)
     outcome = run_report(args.name, parameters, args.out, kernel_name=args.kernel)
     if not outcome.ok:
         print(f"dqkit: error: the {args.name} report failed: {outcome.error_class}: {outcome.error}",

@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import functools
-import html
-import json
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.errors import ParameterError, RuleError
+from dqkit.errors import RuleError
+from dqkit.result import Chart, Facts, Result, Table, Verdict
 
 
 @dataclass(frozen=True)
@@ -38,14 +37,17 @@ class RuleSummary:
 
 
 @dataclass(frozen=True)
-class DetectionResult:
+class DetectionResult(Result):
     """Violations of a set of rules on one table (BigDansing's Detect + GenFix output).
 
     ``violations``: DataFrame ``rule, t1, t2`` (``t2`` NULL for one-tuple rules); for symmetric rules
     each unordered pair once with ``t1 < t2``. ``candidate_fixes``: DataFrame of fixes
     ``tid[attr] op (rhs_tid[rhs_attr] | constant)`` per violation. Both are lazy; the per-rule
-    counts in ``summaries`` are already computed.
+    counts in ``summaries`` are already computed. Rendering and saving come from
+    ``dqkit.result.Result``.
     """
+
+    system = "dqkit detect"
 
     table: str
     mode: str
@@ -104,10 +106,12 @@ class DetectionResult:
         if self.shared_scope is not None:
             self.shared_scope.unpersist()
 
-    # ----------------------------------------------------------------- rendering
+    # ----------------------------------------------------------------- the result contract
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"rules": {NAME: {"violations", "operator", "seconds", ...}}, ...}``."""
+        v = self.verdict_block()
         return {"table": self.table, "mode": self.mode, "sample": self.sample,
+                "verdict": v.label, "summary": v.summary,
                 "total_violations": self.total_violations, "scan_seconds": round(self.scan_seconds, 4),
                 "rules": {s.name: s.to_dict() for s in self.summaries}}
 
@@ -121,52 +125,47 @@ class DetectionResult:
             out.extend((r["rule"], r["t1"], r["t2"]) for r in rows)
         return out
 
-    def to_text(self, n: int = 10) -> str:
-        lines = [f"{'rule':<20} {'violations':>12} {'operator':<22} {'seconds':>8}"]
-        for s in self.summaries:
-            lines.append(f"{s.name:<20} {s.violations:>12} {s.operator:<22} {s.seconds:>8.2f}")
-        lines.append(f"total: {self.total_violations} violation(s)")
-        if self.mode != "count" and n > 0:
-            for rule, t1, t2 in self.sample_rows(n):
-                lines.append(f"  {rule}: ({t1}, {t2})" if t2 is not None else f"  {rule}: ({t1})")
-        return "\n".join(lines)
+    def verdict_block(self) -> Verdict:
+        """NO VIOLATIONS or VIOLATIONS, with the count per violated rule."""
+        n = self.total_violations
+        rules = len(self.summaries)
+        if n == 0:
+            return Verdict(True, "NO VIOLATIONS", f"{rules} rule{'s' if rules != 1 else ''} hold on {self.table}")
+        broken = [f"{s.name} {s.violations}" for s in self.summaries if s.violations]
+        return Verdict(False, "VIOLATIONS", f"{n} violation{'s' if n != 1 else ''} of {len(broken)} of {rules} "
+                                            f"rule{'s' if rules != 1 else ''} on {self.table}: {', '.join(broken)}")
 
-    def to_html(self, n: int = 10) -> str:
-        """A bounded HTML summary; every value is escaped."""
-        e = html.escape
-        rows = "".join(
-            f"<tr><td>{e(s.name)}</td><td><code>{e(s.rule)}</code></td><td>{e(s.operator)}</td>"
-            f"<td style='text-align:right'>{s.violations}</td><td style='text-align:right'>{s.seconds:.2f}</td></tr>"
-            for s in self.summaries)
-        sample = ""
-        if self.mode != "count" and n > 0:
-            items = "".join(f"<li>{e(str(r))}: ({e(str(a))}{', ' + e(str(b)) if b is not None else ''})</li>"
-                            for r, a, b in self.sample_rows(n))
-            sample = f"<p>First violations (at most {n} per rule):</p><ul>{items}</ul>" if items else ""
-        return (f"<div class='dqkit-detect'><h4>Violations in {e(str(self.table))}: {self.total_violations}</h4>"
-                f"<table><tr><th>rule</th><th>definition</th><th>operator</th><th>violations</th>"
-                f"<th>seconds</th></tr>{rows}</table>{sample}</div>")
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        """Verdict, what was checked, violations per rule with a chart, and the first violations."""
+        blocks: list[Any] = [self.verdict_block(),
+                             Facts("What was checked", {"table": self.table, "rules": len(self.summaries),
+                                                        "mode": self.mode if self.sample is None
+                                                        else f"{self.mode} (at most {self.sample} per rule)"})]
+        per_rule = pd.DataFrame([{"rule": s.name, "definition": s.rule, "operator": s.operator,
+                                  "violations": s.violations, "seconds": round(s.seconds, 2)}
+                                 for s in self.summaries], columns=["rule", "definition", "operator", "violations",
+                                                                    "seconds"])
+        blocks.append(Table("Violations per rule", per_rule))
+        if len(self.summaries) > 1 or self.total_violations:
+            blocks.append(Chart("Violations per rule", "violations_per_rule", self.plot_counts))
+        if self.mode != "count" and sample_rows and self.total_violations:
+            rows = self.sample_rows(sample_rows)
+            blocks.append(Table("First violations", pd.DataFrame(rows, columns=["rule", "t1", "t2"]),
+                                note=f"at most {sample_rows} per rule, smallest tuple ids first; "
+                                     "t2 is NULL for one-tuple rules"))
+        return blocks
 
-    def _repr_html_(self) -> str:
-        return self.to_html(5)
+    def frames(self, **_: Any) -> dict[str, DataFrame]:
+        """``violations`` and ``candidate_fixes`` (none for count-only runs)."""
+        if self.mode == "count":
+            return {}
+        return {"violations": self.violations, "candidate_fixes": self.candidate_fixes}
 
-    def save(self, path: str | os.PathLike, overwrite: bool = False) -> str:
-        """Write summary.json, plan.txt and (unless count-only) violations/ and candidate_fixes/ as
-        Parquet; atomic: written to a temporary folder beside ``path``, then renamed."""
-        from dqkit.render import atomic_folder
+    def inputs(self) -> list[Any]:
+        return [self.table] if isinstance(self.table, str) else []
 
-        target = os.path.abspath(os.fspath(path))
-        if os.path.exists(target) and not overwrite:
-            raise ParameterError(f"{target} exists", hint="choose a new folder or pass overwrite=True")
-
-        def write(tmp) -> None:
-            (tmp / "summary.json").write_text(json.dumps(self.to_dict(), indent=2, default=str), encoding="utf-8")
-            (tmp / "plan.txt").write_text(self.explain(), encoding="utf-8")
-            if self.mode != "count":
-                self.violations.write.parquet((tmp / "violations").as_posix())
-                self.candidate_fixes.write.parquet((tmp / "candidate_fixes").as_posix())
-
-        return str(atomic_folder(target, write))
+    def _save_extra(self, folder) -> None:
+        (folder / "plan.txt").write_text(self.explain(), encoding="utf-8")
 
     def plot_violation_graph(self, rule: str | None = None, max_edges: int = 200):
         """The violation graph (tuples as nodes, violations as edges) of a bounded sample, drawn with
@@ -190,10 +189,7 @@ class DetectionResult:
 
     def plot_counts(self):
         """Bar chart of violations per rule."""
-        from matplotlib.figure import Figure
+        from dqkit import charts as ch
 
-        fig = Figure(figsize=(6, 3), layout="constrained")
-        ax = fig.subplots()
-        ax.bar([s.name for s in self.summaries], [s.violations for s in self.summaries], color="#2a9d8f")
-        ax.set_ylabel("violations")
-        return fig
+        return ch.barh({s.name: s.violations for s in self.summaries}, "Violations per rule",
+                       "Violations", "Rule", integer=True)

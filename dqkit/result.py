@@ -1,0 +1,344 @@
+"""The one result contract every dqkit system follows.
+
+A system's result implements three things:
+
+* ``to_dict()``: JSON-ready summary (what ``--format json`` prints and ``summary.json`` holds);
+* ``sections()``: the titled parts a person reads, in order: a ``Verdict`` first, then ``Facts``,
+  ``Table``, ``Chart``, ``Changes`` and ``Notes`` blocks;
+* ``frames()``: the Spark DataFrames worth persisting, by relative name.
+
+The base ``Result`` turns those into ``to_text()``, ``to_html()``, ``_repr_html_()``,
+``figures()``, ``exit_code`` and ``save(target, overwrite=False)``, once for every system, so the CLI,
+the widgets and the report templates show the same words.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dqkit import render
+from dqkit.errors import ParameterError
+
+#: Exit codes, as ``diff``: 0 = clean / identical, 1 = differences or violations, 2 = error.
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+# --------------------------------------------------------------------------------------------
+# Section blocks: what a person reads. Each renders itself as text and as escaped HTML.
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome in one word (``label``) and one line (``summary``); ``ok`` sets the exit code."""
+
+    ok: bool
+    label: str
+    summary: str = ""
+    title: str = ""
+
+    def to_text(self) -> str:
+        return f"{self.label}: {self.summary}" if self.summary else self.label
+
+    def to_html(self, charts: bool = True) -> str:
+        cls = "ok" if self.ok else "bad"
+        summary = f"<span class='summary'>{render.esc(self.summary)}</span>" if self.summary else ""
+        return f"<div class='verdict {cls}'><span class='label'>{render.esc(self.label)}</span>{summary}</div>"
+
+    def _repr_html_(self) -> str:
+        return render.wrap(self.to_html())
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Name/value pairs, such as what was compared and with which parameters."""
+
+    title: str
+    items: Mapping[str, Any]
+
+    def to_text(self) -> str:
+        width = max((len(str(k)) for k in self.items), default=0)
+        return "\n".join(f"{str(k):<{width}}  {render.plain(v)}" for k, v in self.items.items())
+
+    def to_html(self, charts: bool = True) -> str:
+        rows = "".join(f"<tr><th class='l'>{render.esc(k)}</th><td class='l'>{render.esc(render.plain(v))}</td></tr>"
+                       for k, v in self.items.items())
+        return f"<table class='facts'>{rows}</table>"
+
+    def _repr_html_(self) -> str:
+        return render.wrap(_titled(self))
+
+
+@dataclass(frozen=True)
+class Table:
+    """A small pandas frame (a statistic table or a bounded sample), with an optional note."""
+
+    title: str
+    frame: pd.DataFrame
+    note: str = ""
+    max_rows: int | None = None
+
+    def to_text(self) -> str:
+        text = render.text_table(self.frame if self.max_rows is None else self.frame.head(self.max_rows))
+        return text + (f"\n{self.note}" if self.note else "")
+
+    def to_html(self, charts: bool = True) -> str:
+        note = f"<p class='muted'>{render.esc(self.note)}</p>" if self.note else ""
+        return render.html_table(self.frame, self.max_rows) + note
+
+    def _repr_html_(self) -> str:
+        return render.wrap(_titled(self))
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart drawn on demand (``build()`` returns a matplotlib Figure); ``name`` is its file stem."""
+
+    title: str
+    name: str
+    build: Callable[[], Any] = field(repr=False, compare=False)
+
+    def to_text(self) -> str:
+        return ""  # charts have no text form; the numbers are in the tables beside them
+
+    def to_html(self, charts: bool = True) -> str:
+        if not charts:
+            return ""
+        from dqkit import charts as ch
+
+        return ch.img_tag(self.build(), self.title)
+
+    def _repr_html_(self) -> str:
+        return render.wrap(_titled(self))
+
+
+@dataclass(frozen=True)
+class Notes:
+    """Messages and warnings, one line each."""
+
+    title: str
+    items: Sequence[str]
+
+    def to_text(self) -> str:
+        return "\n".join(f"note: {i}" for i in self.items)
+
+    def to_html(self, charts: bool = True) -> str:
+        return render.bullet_list(self.items)
+
+    def _repr_html_(self) -> str:
+        return render.wrap(_titled(self))
+
+
+Block = Verdict | Facts | Table | Chart | Notes
+
+
+def _titled(block: Any, charts: bool = True, level: int = 3) -> str:
+    body = block.to_html(charts)
+    if not body:
+        return ""
+    head = f"<h{level}>{render.esc(block.title)}</h{level}>" if getattr(block, "title", "") else ""
+    return head + body
+
+
+def sections_text(blocks: Iterable[Any]) -> str:
+    """Plain text of blocks: titles underlined, charts left out."""
+    out: list[str] = []
+    for b in blocks:
+        body = b.to_text()
+        if not body:
+            continue
+        if getattr(b, "title", "") and not isinstance(b, Verdict):
+            out += ["", b.title, "-" * len(b.title)]
+        out.append(body)
+    return "\n".join(out).strip("\n")
+
+
+def sections_html(blocks: Iterable[Any], charts: bool = True) -> str:
+    """HTML of blocks inside one ``dqkit`` div; every value escaped by ``dqkit.render``."""
+    return "<div class='dqkit'>" + "".join(_titled(b, charts) for b in blocks) + "</div>"
+
+
+# --------------------------------------------------------------------------------------------
+# Output targets: refused before any work when they would touch an input
+# --------------------------------------------------------------------------------------------
+
+CATALOG_PREFIX = "catalog:"
+
+
+def check_output_target(target: str | os.PathLike, inputs: Iterable[Any] = (), overwrite: bool = False) -> None:
+    """Refuse an output target that would destroy data, before any work is done.
+
+    A folder target that is, contains or lies inside an input path is always refused (saving would
+    replace the input). An existing target is refused unless ``overwrite``. A target under a regular
+    file is refused. ``catalog:DB`` targets are checked when saving (they need a session).
+    """
+    text = os.fspath(target)
+    if not text.strip():
+        raise ParameterError("the output target is empty", hint="name a folder or catalog:DB")
+    if text.startswith(CATALOG_PREFIX):
+        return
+    out = Path(text).expanduser().resolve()
+    for source in inputs:
+        if not isinstance(source, (str, os.PathLike)) or os.fspath(source).startswith(CATALOG_PREFIX):
+            continue
+        inp = Path(os.fspath(source)).expanduser().resolve()
+        if out == inp or _inside(out, inp) or _inside(inp, out):
+            raise ParameterError(f"the output {out} would overwrite the input {inp}",
+                                 hint="write the output to a folder outside every input")
+    for parent in [out, *out.parents]:
+        if parent.exists():
+            if parent != out and not parent.is_dir():
+                raise ParameterError(f"cannot write the output under {parent}: it is a file, not a folder",
+                                     hint="choose a folder path")
+            break
+    if out.exists() and not overwrite:
+        raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass overwrite "
+                                                              "(--overwrite) to replace it")
+    if out.exists() and not out.is_dir():
+        raise ParameterError(f"the output {out} is a file, not a folder", hint="choose a folder path")
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    try:
+        child.relative_to(parent)
+        return child != parent
+    except ValueError:
+        return False
+
+
+def save_catalog(database: str, frames: Mapping[str, Any], overwrite: bool = False) -> str:
+    """Write frames as managed tables of ``database``: each under a temporary name, then renamed.
+
+    Existing tables of the same names are refused unless ``overwrite``; a failure drops what it wrote.
+    """
+    import time
+
+    def q(name: str) -> str:  # identifier quoting
+        return "`" + name.replace("`", "``") + "`"
+
+    if not database.strip():
+        raise ParameterError("the catalog database name is empty", hint="write catalog:DBNAME")
+    if not frames:
+        raise ParameterError("nothing to save: the result holds no tables")
+    spark = next(iter(frames.values())).sparkSession
+    names = {rel: rel.replace("/", "_") for rel in frames}
+    if spark.catalog.databaseExists(database) and not overwrite:
+        existing = [n for n in names.values() if spark.catalog.tableExists(f"{database}.{n}")]
+        if existing:
+            raise ParameterError(f"catalog database {database} already has {', '.join(existing)}",
+                                 hint="choose another database, or pass overwrite (--overwrite)")
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {q(database)}")
+    suffix = f"__dq_tmp_{int(time.time() * 1000)}"
+    written: list[str] = []
+    try:
+        for rel, frame in frames.items():
+            name = names[rel]
+            frame.write.mode("errorifexists").saveAsTable(f"{q(database)}.{q(name + suffix)}")
+            written.append(name)
+    except BaseException:
+        for name in written:
+            spark.sql(f"DROP TABLE IF EXISTS {q(database)}.{q(name + suffix)}")
+        raise
+    for name in written:
+        spark.sql(f"DROP TABLE IF EXISTS {q(database)}.{q(name)}")
+        spark.sql(f"ALTER TABLE {q(database)}.{q(name + suffix)} RENAME TO {q(database)}.{q(name)}")
+    return f"{CATALOG_PREFIX}{database}"
+
+
+# --------------------------------------------------------------------------------------------
+# The base
+# --------------------------------------------------------------------------------------------
+
+class Result:
+    """Base of every system's result. Subclasses implement ``to_dict``, ``sections`` and ``frames``.
+
+    ``system`` names the system in titles (``dqkit delta``); ``inputs()`` lists the input paths that
+    ``save`` must never overwrite; ``_save_extra(folder)`` adds system-specific files to a saved folder.
+    """
+
+    system: str = "dqkit"
+
+    # ----- what a system provides
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:  # pragma: no cover - abstract
+        """The blocks a person reads, a ``Verdict`` first; samples hold at most ``sample_rows`` rows."""
+        raise NotImplementedError
+
+    def frames(self, **options: Any) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def inputs(self) -> list[Any]:
+        """Input paths of this run (never overwritten by ``save``)."""
+        return []
+
+    def _save_extra(self, folder: Path) -> None:
+        """System-specific files of a saved folder (CSV statistics, plans)."""
+
+    # ----- given once
+    @property
+    def verdict(self) -> Verdict:
+        """The first ``Verdict`` of ``sections()``."""
+        for block in self.sections(sample_rows=0):
+            if isinstance(block, Verdict):
+                return block
+        raise NotImplementedError(f"{type(self).__name__}.sections() has no Verdict")
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the verdict is ok (identical, no violation), 1 otherwise; errors exit 2 in the CLI."""
+        return EXIT_OK if self.verdict.ok else EXIT_FINDINGS
+
+    def to_text(self, sample_rows: int = 10) -> str:
+        """A terminal summary: the verdict line, then every section in order (charts left out)."""
+        return f"{self.system}: " + sections_text(self.sections(sample_rows=sample_rows))
+
+    def to_html(self, sample_rows: int = 10, charts: bool = True) -> str:
+        """An HTML fragment (one ``div.dqkit``) of every section; every value escaped."""
+        return (f"<div class='dqkit'><h2>{render.esc(self.system)}</h2></div>"
+                + sections_html(self.sections(sample_rows=sample_rows), charts))
+
+    def _repr_html_(self) -> str:
+        return render.HTML_STYLE + self.to_html(sample_rows=5, charts=False)
+
+    def to_page(self, sample_rows: int = 10, charts: bool = True) -> str:
+        """A self-contained HTML page of ``to_html`` (no external resources)."""
+        return render.page(self.system, self.to_html(sample_rows, charts))
+
+    def figures(self) -> list[tuple[str, Any]]:
+        """Every chart of the result as (file stem, figure), drawn now."""
+        return [(b.name, b.build()) for b in self.sections(sample_rows=0) if isinstance(b, Chart)]
+
+    def save(self, target: str | os.PathLike, overwrite: bool = False, *, charts: bool = True,
+             **frame_options: Any) -> str:
+        """Persist the result atomically; return where it went.
+
+        ``target`` is a folder or ``catalog:DB``. A folder gets ``summary.json``, ``report.html`` (the
+        same sections as ``to_html``), chart PNGs, one Parquet folder per frame and the system's own
+        files; it is written beside the target and renamed into place, so a failure leaves nothing
+        half-written. An existing target is refused unless ``overwrite``; a target that is, contains
+        or lies inside an input is always refused.
+        """
+        text = os.fspath(target)
+        check_output_target(text, self.inputs(), overwrite)
+        frames = self.frames(**frame_options)
+        if text.startswith(CATALOG_PREFIX):
+            return save_catalog(text[len(CATALOG_PREFIX):], frames, overwrite)
+
+        def write(tmp: Path) -> None:
+            for rel, frame in frames.items():
+                frame.write.mode("errorifexists").parquet((tmp / rel).as_posix())
+            (tmp / "summary.json").write_text(render.dumps(self.to_dict()), encoding="utf-8")
+            self._save_extra(tmp)
+            if charts:
+                from dqkit import charts as ch
+
+                ch.save_all(self.figures(), tmp)
+            (tmp / "report.html").write_text(self.to_page(charts=charts), encoding="utf-8")
+
+        return str(render.atomic_folder(text, write))

@@ -1,0 +1,126 @@
+"""ResultView: any dqkit result's ``sections()`` in tabs; ExplorerBase: the run/cancel/progress plumbing.
+
+Every explorer shows its result through ``ResultView``, so a widget says what ``to_html()`` and the
+report say. ``ExplorerBase`` binds a ``RunController`` to a Run button, a ``SparkProgress`` bar with
+Cancel, an error line and a ``ResultView``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as W
+
+from dqkit import render
+from dqkit.result import sections_html
+from dqkit.widgets.controllers import RunController
+from dqkit.widgets.progress import SparkProgress
+
+#: (tab title, does this block belong to the tab?). A block goes to the first tab whose test takes it;
+#: a tab with test ``None`` takes every block no other tab takes.
+TabRule = tuple[str, "Callable[[Any], bool] | None"]
+
+
+def wrap(body: str) -> str:
+    return render.wrap(body)
+
+
+class ResultView(W.Tab):
+    """A result's sections, grouped into tabs by ``tabs`` rules (one tab with everything by default)."""
+
+    def __init__(self, tabs: Sequence[TabRule] = (("Result", None),), sample_rows: int = 10) -> None:
+        self.rules = list(tabs)
+        self.sample_rows = sample_rows
+        super().__init__(children=[W.HTML() for _ in self.rules])
+        for i, (title, _) in enumerate(self.rules):
+            self.set_title(i, title)
+
+    def show(self, result: Any) -> None:
+        """Render ``result.sections()`` into the tabs."""
+        groups: list[list[Any]] = [[] for _ in self.rules]
+        for block in result.sections(sample_rows=self.sample_rows):
+            taken = [i for i, (_, takes) in enumerate(self.rules) if takes is not None and takes(block)]
+            rest = [i for i, (_, takes) in enumerate(self.rules) if takes is None]
+            target = (taken or rest or [None])[0]
+            if target is not None:
+                groups[target].append(block)
+        for child, blocks in zip(self.children, groups):
+            child.value = render.HTML_STYLE + (sections_html(blocks) if blocks else
+                                               "<div class='dqkit'><p class='muted'>Nothing to show.</p></div>")
+        self.selected_index = 0
+
+    def clear(self) -> None:
+        for child in self.children:
+            child.value = ""
+
+
+class ExplorerBase(W.VBox):
+    """Run button, progress with Cancel, error line and result view around a ``RunController``."""
+
+    def _build_run_controls(self, controller: RunController, view: ResultView) -> None:
+        self.controller = controller
+        self.view = view
+        self.run_button = W.Button(description="Run", icon="play", button_style="primary")
+        self.run_button.on_click(lambda _: self.start())
+        self.progress = SparkProgress()
+        self.message = W.HTML()
+        controller.on_change(self._on_run_change)
+
+    @property
+    def tabs(self) -> ResultView:
+        return self.view
+
+    @property
+    def result(self) -> Any:
+        return self.controller.result
+
+    @property
+    def error(self) -> str | None:
+        return self.controller.error
+
+    @property
+    def status(self) -> str:
+        return self.controller.status
+
+    def run(self, timeout: float | None = None) -> Any:
+        """Run with the current selections and wait; errors show in the widget (and ``.error``)."""
+        self.start()
+        self.controller.wait(timeout)
+        return self.result
+
+    def start(self) -> None:
+        """Start a run in the background (what the Run button does)."""
+        if self.controller.status == "running":
+            return
+        self.run_button.disabled = True
+        self.message.value = ""
+        run = self.controller.start()
+        self.progress.track(run)
+
+    def cancel(self) -> None:
+        self.controller.cancel()
+
+    def _on_run_change(self, what: str) -> None:
+        c = self.controller
+        if what == "progress":
+            self.progress.show(c.progress, c.step, c.fraction)
+        elif what == "status":
+            if c.status == "running":
+                return
+            self.run_button.disabled = False
+            if c.status == "done" and c.result is not None:
+                seconds = getattr(c.result, "seconds", None)
+                total = seconds.get("total") if isinstance(seconds, dict) else None
+                self.progress.finish("done", f"done in {total:.1f} s" if total is not None else "done")
+                try:
+                    self.view.show(c.result)
+                except Exception as exc:  # rendering errors are shown, not lost in a thread
+                    self._show_error(f"could not render the result: {type(exc).__name__}: {exc}")
+            else:
+                self.progress.finish(c.status, c.status)
+                self._show_error(c.error or c.status)
+
+    def _show_error(self, text: str) -> None:
+        label = "Cancelled" if self.controller.status == "cancelled" else "Error"
+        self.message.value = wrap(f"<p class='bad'>{label}</p>"
+                                  f"<pre style='white-space:pre-wrap'>{render.esc(text)}</pre>")
