@@ -208,7 +208,7 @@ def customers(spark, n, seed=7):
 
 
 def h5(spark, sizes, timeout, skip_all_pairs=()):
-    from dqkit.detect._udf import similarity
+    from dqkit.similarity import similarity
     from dqkit.rules import Job
 
     def similar(c):

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -42,8 +42,6 @@ from pyspark.sql import types as T
 
 from dqkit import render
 from dqkit.errors import (
-    CancelledError,
-    DqkitError,
     ParameterError,
     ReservedColumnError,
     SchemaMismatchError,
@@ -53,8 +51,11 @@ from dqkit.errors import (
     UnsupportedTypeError,
 )
 from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.progress import ProgressCallback
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.session import get_spark, scoped_conf
+from dqkit.session import get_spark
+from dqkit.sparkutil import cancellable, observed, scoped_conf
+from dqkit.sparkutil import quote_ident as _q
 from dqkit.sources import DatabaseSource, describe, read_database
 
 STAGES: tuple[str, ...] = ("dedup", "row", "column")
@@ -68,8 +69,6 @@ ROW_STAT_NAMES = ("rows_old", "rows_new", "rows_abs_diff", "dedup_rows_old", "de
 COLUMN_STAT_NAMES = ("count", "max", "min", "q1", "median", "q3")
 _C_OLD, _C_NEW = "_dq_c_old", "_dq_c_new"
 
-ProgressCallback = Callable[[str, str, int, int], None]
-"""``progress(stage, table, done, total)``: called as each table finishes a stage."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,10 +207,6 @@ def plan_tables(
 # --------------------------------------------------------------------------------------------
 # calc_diff
 # --------------------------------------------------------------------------------------------
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
 
 def check_calc_diff_type(table: str, column: str, dtype: T.DataType) -> None:
     """Raise ``UnsupportedTypeError`` for a type ``calc_diff`` cannot compare."""
@@ -688,18 +683,6 @@ def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan) -> tup
     return changed, stats
 
 
-def observed(observation: Observation) -> dict[str, Any] | None:
-    """The metrics of ``observation`` after its query ran, or None when Spark reported none.
-
-    Spark reports nothing (it raises) when the optimiser removed the observed node, for example
-    because a join's other side was empty; callers then compute the same values directly.
-    """
-    try:
-        return dict(observation.get)
-    except Exception:
-        return None
-
-
 def finish_row_statistics(s: dict[str, int]) -> dict[str, Any]:
     """Derive (3), (6), (7) and (8) from the counted statistics."""
     differences = s["deletes"] + s["inserts"]
@@ -950,18 +933,16 @@ def delta(
     seconds = {"dedup": 0.0, "row": 0.0, "column": 0.0}
     total = len(plans)
     try:
-        for done, plan in enumerate(plans, start=1):
-            results[plan.name] = _run_table(plan, old_db[plan.name], new_db[plan.name], stage_list,
-                                            reuse.get(plan.name), abs_tol, rel_tol, messages, seconds)
-            if progress is not None:
-                progress(stage_list[-1], plan.name, done, total)
-    except BaseException as exc:
+        with cancellable("the comparison"):
+            for done, plan in enumerate(plans, start=1):
+                results[plan.name] = _run_table(plan, old_db[plan.name], new_db[plan.name], stage_list,
+                                                reuse.get(plan.name), abs_tol, rel_tol, messages, seconds)
+                if progress is not None:
+                    progress(stage_list[-1], plan.name, done, total)
+    except BaseException:
         for finished in results.values():  # a failed run keeps nothing cached
             for frame in finished.cached:
                 frame.unpersist()
-        if isinstance(exc, DqkitError) or not isinstance(exc, Exception):
-            raise
-        _raise_cancelled(exc)
         raise
     if want_column and plans and not any(r.row_stats.get("differences", 0) for r in results.values()):
         messages.append("no differences were found in any table, so column validation stopped: "
@@ -973,13 +954,6 @@ def delta(
     seconds["total"] = time.perf_counter() - t0
     return DeltaResult(results, only_old, only_new, stage_list, messages, params,
                        {k: round(v, 3) for k, v in seconds.items()})
-
-
-def _raise_cancelled(exc: Exception) -> None:
-    """A Spark job error caused by cancellation becomes ``CancelledError``."""
-    text = str(exc)
-    if "cancel" in text.lower() or "interrupt" in text.lower():
-        raise CancelledError("the comparison was cancelled; nothing was written") from exc
 
 
 def _parse_stages(stages: str | Iterable[str]) -> tuple[str, ...]:

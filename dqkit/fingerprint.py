@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import UnsupportedTypeError
+from dqkit.sparkutil import col
 
 FP_HI = "_dq_fp_hi"
 FP_LO = "_dq_fp_lo"
@@ -36,25 +37,21 @@ _TWO64 = 2**64
 
 def _hashable(field: T.StructField) -> Column:
     """The value of one column in a form xxhash64 hashes exactly and deterministically."""
-    col = F.col(_quote(field.name))
+    value = col(field.name)
     dt = field.dataType
     if isinstance(dt, T.MapType):
         # Map order is not canonical; sort the entries so equal maps hash equally.
-        return F.to_json(F.array_sort(F.map_entries(col)))
+        return F.to_json(F.array_sort(F.map_entries(value)))
     if isinstance(dt, (T.ArrayType, T.StructType)):
         # xxhash64 skips NULL elements inside arrays; JSON keeps them (as null) and keeps order.
-        return F.to_json(col)
+        return F.to_json(value)
     if isinstance(dt, (T.NullType,)):
         return F.lit(None).cast("string")
     if dt.typeName() in ("variant", "object", "calendarinterval"):
         raise UnsupportedTypeError(
             f"column {field.name!r} has type {dt.simpleString()}, which dqkit cannot fingerprint",
             hint="exclude the column or cast it to a string first")
-    return col
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+    return value
 
 
 def _hash_inputs(df: DataFrame, columns: Sequence[str] | None) -> list[Column]:
@@ -63,7 +60,7 @@ def _hash_inputs(df: DataFrame, columns: Sequence[str] | None) -> list[Column]:
     inputs: list[Column] = []
     for name in names:
         field = fields[name]
-        inputs.append(F.col(_quote(name)).isNull())
+        inputs.append(col(name).isNull())
         inputs.append(_hashable(field))
     return inputs or [F.lit(True)]
 

@@ -29,6 +29,10 @@ T = TypeVar("T")
 
 STATUSES = ("idle", "running", "done", "failed", "cancelled")
 
+ProgressCallback = Callable[[str, str, int, int], None]
+"""``progress(stage, item, done, total)``: what every kernel calls as it finishes one item of a stage
+(``delta``: a table of its last stage; ``detect``: a rule), so front ends show one kind of progress."""
+
 
 @dataclass(frozen=True)
 class JobProgress:

@@ -217,8 +217,7 @@ def save_catalog(database: str, frames: Mapping[str, Any], overwrite: bool = Fal
     """
     import time
 
-    def q(name: str) -> str:  # identifier quoting
-        return "`" + name.replace("`", "``") + "`"
+    from dqkit.sparkutil import quote_ident as q
 
     if not database.strip():
         raise ParameterError("the catalog database name is empty", hint="write catalog:DBNAME")

@@ -35,6 +35,10 @@ FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 # op such that not(a op b) <=> (a NEGATE[op] b) (for non-NULL operands)
 NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _HOLOCLEAN_OPS = {"EQ": "=", "IQ": "!=", "LT": "<", "LTE": "<=", "GT": ">", "GTE": ">="}
+# The largest rule dqkit accepts: predicates of a DC, attributes of an FD. Detection compiles a rule
+# into one Spark expression (a balanced conjunction); a thousand predicates plan in well under a
+# second, while rules of tens of thousands (generated text gone wrong) take Spark's planner minutes.
+MAX_PREDICATES = 1000
 
 
 # --------------------------------------------------------------------------------------------- model
@@ -120,12 +124,8 @@ class DenialConstraint:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        cols: list[str] = []
-        for p in self.predicates:
-            for a in (p.left, p.right):
-                if isinstance(a, Attr) and a.column not in cols:
-                    cols.append(a.column)
-        return tuple(cols)
+        return tuple(dict.fromkeys(a.column for p in self.predicates for a in (p.left, p.right)
+                                   if isinstance(a, Attr)))
 
     @property
     def cross_predicates(self) -> tuple[Predicate, ...]:
@@ -393,6 +393,7 @@ def parse_rule(text: str, name: str | None = None) -> FunctionalDependency | Den
         form = "dc"
     elif any(t.kind == "arrow" for t in p.toks):
         lhs, rhs = p.fd()
+        check_rule_size(name, len(lhs) + len(rhs), "attributes")
         dup = [c for c in rhs if c in lhs]
         if dup:
             raise RuleError(f"rule {name!r}: attribute {dup[0]!r} is on both sides of the FD",
@@ -405,8 +406,17 @@ def parse_rule(text: str, name: str | None = None) -> FunctionalDependency | Den
     return _build_dc(name, preds, declared_t2, body, form, text.strip())
 
 
+def check_rule_size(name: str, size: int, what: str = "predicates") -> None:
+    """Refuse a rule with more than ``MAX_PREDICATES`` predicates (DC) or attributes (FD)."""
+    if size > MAX_PREDICATES:
+        raise RuleError(f"rule {name!r} has {size} {what}; dqkit accepts at most {MAX_PREDICATES} "
+                        f"{what} in one rule", hint="a rule that large is usually generated text gone wrong: "
+                        "check how it was written, or split what it checks into smaller rules")
+
+
 def _build_dc(name: str, preds: list[tuple[Predicate, int]], declared_t2: bool, body: str, form: str,
               text: str) -> DenialConstraint:
+    check_rule_size(name, len(preds))
     uses_t2 = any(2 in p.tuples for p, _ in preds)
     if form == "holoclean" and declared_t2 and not uses_t2:
         raise RuleError(f"rule {name!r}: the rule declares t2 but no predicate reads t2",
@@ -459,6 +469,9 @@ def load_rules(path: str | os.PathLike) -> list[FunctionalDependency | DenialCon
             text = fh.read()
     except OSError as exc:
         raise RuleError(f"cannot read rules file {p}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise RuleError(f"rules file {p} is not UTF-8 text (byte {exc.start + 1} cannot be decoded)",
+                        hint="give a plain-text or YAML rules file saved as UTF-8") from None
     if p.endswith((".yaml", ".yml")):
         return rules_from_yaml(text, p)
     return parse_rules(text)
@@ -549,6 +562,10 @@ def validate_rules(rules: Sequence[Rule], types: Mapping[str, str], key: str | N
     for rule in rules:
         if isinstance(rule, UDFRule):
             continue
+        if isinstance(rule, FunctionalDependency):
+            check_rule_size(rule.name, len(rule.lhs) + len(rule.rhs), "attributes")
+        else:
+            check_rule_size(rule.name, len(rule.predicates))
         for c in rule.columns:
             if c not in types:
                 close = [x for x in cols if x.lower() == c.lower()]
@@ -711,5 +728,5 @@ def rule_text(rule: Rule) -> str:
 __all__ = [
     "Attr", "Const", "Predicate", "DenialConstraint", "FunctionalDependency", "UDFRule", "Job",
     "Operator", "parse_rule", "parse_rules", "load_rules", "rules_from_yaml", "as_rules",
-    "validate_rules", "type_class", "OPS", "NEGATE", "FLIP", "DqkitError",
+    "validate_rules", "check_rule_size", "type_class", "OPS", "NEGATE", "FLIP", "MAX_PREDICATES", "DqkitError",
 ]

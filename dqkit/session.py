@@ -18,6 +18,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from dqkit.sparkutil import scoped_conf  # noqa: F401 - planner settings, defined once in sparkutil
+
 _lock = threading.Lock()
 _LOG4J = Path(__file__).with_name("log4j2.properties")
 JVM_LOG = os.path.join(tempfile.gettempdir(), f"dqkit-spark-{os.getuid() if hasattr(os, 'getuid') else 0}.log")
@@ -129,29 +131,3 @@ def quiet(spark: SparkSession) -> None:
         spark.sparkContext.setLogLevel("ERROR")
     except Exception:  # pragma: no cover - not every deployment exposes a context
         pass
-
-
-@contextlib.contextmanager
-def scoped_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Set SQL options for the queries planned inside the block, then restore the previous values.
-
-    Used for planner choices that help one kernel but not every query of a shared session (for
-    example skipping the partial aggregation of a group-by whose groups are nearly all distinct).
-    Options the running Spark does not know are ignored by it, so older 4.x versions still work.
-    The options belong to the session: a query another thread plans inside the block sees them too.
-    """
-    previous: dict[str, str | None] = {}
-    try:
-        for key, value in settings.items():
-            previous[key] = spark.conf.get(key, None)
-            spark.conf.set(key, value)
-        yield
-    finally:
-        for key, value in previous.items():
-            try:
-                if value is None:
-                    spark.conf.unset(key)
-                else:
-                    spark.conf.set(key, value)
-            except Exception:  # pragma: no cover - a session stopped inside the block
-                pass

@@ -20,6 +20,7 @@ from dqkit.errors import (
     UnknownTableError,
     UnsupportedTypeError,
 )
+from dqkit.sparkutil import executed_plan
 
 USERS = "data/users"
 
@@ -484,7 +485,7 @@ def test_repeated_changed_rows_appear_once_with_their_row_count(spark):
 
 
 def test_planner_options_are_scoped_to_dqkit_queries_and_restored(spark):
-    from dqkit.session import scoped_conf
+    from dqkit.sparkutil import scoped_conf
 
     key = "spark.sql.execution.bypassPartialAggregation"
     spark.conf.set("spark.sql.shuffle.partitions", "4")
@@ -507,7 +508,7 @@ def test_the_row_fetch_joins_on_one_64_bit_fingerprint_half(spark):
     changed, stats = dq.changed_fingerprints(old["lineitem"], new["lineitem"], plan)
     try:
         fetch = dq.build_row_delta(old["lineitem"], new["lineitem"], plan, changed, stats)
-        joins = re.findall(r"BroadcastHashJoin \[([^\]]*)\]", fetch._jdf.queryExecution().executedPlan().toString())
+        joins = re.findall(r"BroadcastHashJoin \[([^\]]*)\]", executed_plan(fetch))
         assert len(joins) == 2 and all("," not in keys for keys in joins)  # one key each: a long-keyed table
         assert fetch.select(dq.STATUS, dq.FP_HI, dq.FP_LO).distinct().count() == stats["differences"]
     finally:
@@ -521,7 +522,7 @@ def test_the_cached_fingerprint_aggregate_is_planned_without_partial_aggregation
     plan = dq.plan_tables(old, new, ["lineitem"], [], None, {})[0][0]
     changed, _ = dq.changed_fingerprints(old["lineitem"], new["lineitem"], plan)
     try:
-        cached_plan = changed._jdf.queryExecution().executedPlan().toString()
+        cached_plan = executed_plan(changed)
         assert "InMemoryTableScan" in cached_plan or "InMemoryRelation" in cached_plan
         assert "partial_count" not in cached_plan
     finally:

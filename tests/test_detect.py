@@ -473,3 +473,31 @@ def test_tax_generator_is_seeded_and_has_ground_truth(spark, tmp_path):
 
 def test_dqkit_error_hierarchy():
     assert issubclass(RuleError, DqkitError)
+
+
+def test_a_column_named_with_a_backtick_in_an_fd(spark):
+    from dqkit.rules import FunctionalDependency
+
+    df = spark.createDataFrame([("a", 1, "x"), ("b", 1, "y"), ("c", 2, "z"), ("d", 1, "x")],
+                               "tid string, `zip``code` int, `ci``ty` string")
+    r = detect(df, [FunctionalDependency("fd", ("zip`code",), ("ci`ty",))], key="tid")
+    assert pairs(r, "fd") == [("a", "b"), ("b", "d")]
+    fixes = {f["fix"] for f in r.fixes_of("fd").collect() if f["kind"] == "rhs"}
+    assert fixes == {"a[ci`ty] = b[ci`ty]", "b[ci`ty] = d[ci`ty]"}
+    assert detect(df, "`zip``code` -> `ci``ty`", key="tid", mode="count").counts == {"`zip``code` -> `ci``ty`": 2}
+
+
+def test_a_rule_of_300_predicates_compiles_and_runs(spark):
+    rows = [(i, i % 2, v) for i, v in enumerate([5, 300, 310, 299, 400, 320, 1])]
+    df = spark.createDataFrame(rows, "tid int, k int, v int")
+    preds = ["t1.k = t2.k", "t1.v > t2.v"] + [f"t1.v > {i}" for i in range(298)]
+    r = detect(df, "big: not(" + " and ".join(preds) + ")", key="tid")
+    want = sorted((a[0], b[0]) for a in rows for b in rows if a[0] != b[0] and a[1] == b[1] and a[2] > b[2]
+                  and a[2] > 297)
+    assert pairs(r, "big") == want and r.counts["big"] == len(want) > 0
+
+
+def test_progress_is_called_once_per_rule(spark, table1):
+    seen = []
+    detect(table1, RULES1, key="tid", mode="count", progress=lambda *a: seen.append(a))
+    assert seen == [("detect", "phiF", 1, 2), ("detect", "phiD", 2, 2)]

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dqkit.detect import detect, spark_plan
-from dqkit.detect._udf import levenshtein, similarity
+from dqkit.similarity import levenshtein, similarity
 from dqkit.errors import RuleError
 from dqkit.rules import Job
 
@@ -153,3 +153,63 @@ def test_job_validation_happens_before_spark(spark):
         detect(customers, Job("j").add_input(customers, "C").add_detect(lambda c: c, "X"))
     with pytest.raises(RuleError, match="unknown column 'nope'"):
         detect(customers, Job("j").add_input(customers, "C").add_block("nope", "C").add_detect(lambda c: c, "C"))
+
+
+def test_a_column_named_with_a_backtick_blocks_and_detects(spark):
+    people = spark.createDataFrame([(1, "ann", "z1"), (2, "ann", "z2"), (3, "bob", "z1"), (4, "ann", "z1")],
+                                   "id int, `na``me` string, zip string")
+    job = (Job("same_name").add_input(people, "P", key="id").add_scope(["na`me", "zip"], "P")
+           .add_block("na`me", "P").add_detect(lambda c: (c["zip_1"] != c["zip_2"]).to_numpy(), "P"))
+    r = detect(people, job)
+    assert sorted((int(x["t1"]), int(x["t2"])) for x in r.violations.collect()) == [(1, 2), (2, 4)]
+    multi = (Job("same_name_zip").add_input(people, "P", key="id").add_block(["na`me", "zip"], "P")
+             .add_detect(lambda c: np.ones(len(c), dtype=bool), "P"))
+    assert sorted((int(x["t1"]), int(x["t2"])) for x in detect(people, multi).violations.collect()) == [(1, 4)]
+
+    def fix(v):
+        return pd.DataFrame({"tid": v["tid_1"], "attr": "na`me", "op": "!=", "constant": v["na`me_2"]})
+    flat = (Job("flat").add_input(people, "P", key="id")
+            .add_detect(lambda c: (c["na`me_1"] == c["na`me_2"]).to_numpy(), "P").add_genfix(fix, "P"))
+    r = detect(people, flat)
+    assert sorted((int(x["t1"]), int(x["t2"])) for x in r.violations.collect()) == [(1, 2), (1, 4), (2, 4)]
+    assert sorted(f["fix"] for f in r.candidate_fixes.collect()) == ["1[na`me] != ann"] * 2 + ["2[na`me] != ann"]
+
+
+def test_slow_detect_runs_are_cancelled_through_their_job_tag(spark):
+    import threading
+    import time
+
+    from dqkit.errors import CancelledError
+    from dqkit.progress import BackgroundRun
+
+    table = spark.createDataFrame([(i, f"n{i % 3}", i % 2, i % 5) for i in range(40)],
+                                  "id int, name string, zip int, v int")
+
+    def slow(c):
+        time.sleep(2)
+        return np.zeros(len(c), dtype=bool)
+
+    rules = ["fd: zip -> v", "dc: not(t1.zip = t2.zip and t1.v > t2.v)",
+             Job("slow").add_input(table, "T", key="id").add_detect(slow, "T")]
+    done = threading.Event()
+    seen: list[tuple] = []
+
+    def progress(*args):
+        seen.append(args)
+        if args[2] == 2:
+            done.set()
+
+    jvm = spark.sparkContext._jsc
+    cached_before = jvm.getPersistentRDDs().size()
+    run = BackgroundRun(lambda: detect(table, rules, key="id", spark=spark, progress=progress), spark=spark)
+    run.start()
+    assert done.wait(120), "the declarative rules did not finish"
+    deadline = time.monotonic() + 60
+    while not run.progress.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    run.cancel()
+    assert run.wait(60)
+    assert run.status == "cancelled" and isinstance(run.error, CancelledError)
+    assert "the detection was cancelled" in str(run.error)  # mapped by detect itself
+    assert seen == [("detect", "fd", 1, 3), ("detect", "dc", 2, 3)]
+    assert jvm.getPersistentRDDs().size() == cached_before  # the shared scope was released

@@ -172,3 +172,31 @@ def test_job_validation_rejects_missing_detect_and_undefined_labels():
         job.validate()
     ok = Job("j").add_input("x.csv", "S").add_block("zipcode", "S").add_detect(lambda c: c, "S").rule()
     assert ok.name == "j" and "Detect" in str(ok)
+
+
+def test_a_binary_rules_file_is_refused_as_not_utf8_text(tmp_path):
+    p = tmp_path / "rules.txt"
+    p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
+    with pytest.raises(RuleError, match=r"rules\.txt is not UTF-8 text"):
+        load_rules(p)
+    y = tmp_path / "rules.yaml"
+    y.write_bytes(b"rules:\n  - \xff\xfe\n")
+    with pytest.raises(RuleError, match="not UTF-8 text"):
+        load_rules(y)
+
+
+def test_a_rule_with_ten_thousand_predicates_is_refused_quickly_naming_the_limit():
+    import time
+
+    from dqkit.rules import MAX_PREDICATES
+
+    text = "not(" + " and ".join(f"t1.a{i} > {i}" for i in range(10_000)) + ")"
+    started = time.monotonic()
+    with pytest.raises(RuleError, match=f"10000 predicates; dqkit accepts at most {MAX_PREDICATES}"):
+        parse_rule(text, "huge")
+    assert time.monotonic() - started < 10
+    with pytest.raises(RuleError, match=f"at most {MAX_PREDICATES} attributes"):
+        parse_rule(", ".join(f"a{i}" for i in range(MAX_PREDICATES)) + " -> b")
+    built = DenialConstraint("built", tuple(Predicate(Attr(1, "salary"), ">", Const(i)) for i in range(1001)), 1)
+    with pytest.raises(RuleError, match="'built' has 1001 predicates"):
+        validate_rules([built], TAX)

@@ -20,28 +20,27 @@ content id (see ``tuple_ids``). NULL semantics: a predicate on NULL is false, as
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.detect import _merge
 from dqkit.detect._result import DetectionResult, RuleSummary
 from dqkit.errors import ParameterError, RuleError
-from dqkit.fingerprint import row_fingerprint
 from dqkit.rules import (
     NEGATE, Attr, Const, DenialConstraint, FunctionalDependency, Predicate, UDFRule, as_rules,
     type_class, validate_rules,
 )
+from dqkit.progress import ProgressCallback
 from dqkit.session import get_spark
 from dqkit.sources import read_table
+from dqkit.sparkutil import cancellable, col, estimated_bytes, spark_plan
+from dqkit.violations import conjunction, disjunction, fix_schema, fix_struct, not_null, predicate_column, tuple_ids
 
 TID = "_dq_tid"
 ROWS_PER_PART = 5000  # default OCJoin partition size when nb_parts is not given
@@ -52,71 +51,7 @@ ONE_PART_ROWS_GENERAL = 200_000
 ONE_PART_BYTES = 128 << 20  # not attempted when Spark's size estimate of the rows is larger
 MODES = ("violations", "count", "sample")
 
-__all__ = ["detect", "tuple_ids", "DetectionResult", "RuleSummary", "MODES"]
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _c(name: str) -> Column:
-    return F.col(_q(name))
-
-
-# ------------------------------------------------------------------------------------------ tuple ids
-def tuple_ids(df: DataFrame, key: str | None = None) -> Column:
-    """The stable tuple id of each row: ``key`` when given, else a deterministic content id.
-
-    The content id is the 128-bit row fingerprint of all columns as 32 hex digits. Exact duplicate
-    rows share a fingerprint, so the k-th copy (k >= 2) gets ``#k`` appended; copies are identical in
-    every column, so which copy gets which suffix cannot change any result. The id does not depend on
-    partitioning or row order (unlike ``monotonically_increasing_id``). Use a key when rows must keep
-    their id across edits.
-    """
-    if key is not None:
-        return _c(key)
-    hi, lo = row_fingerprint(df)
-    hexid = F.concat(F.lpad(F.hex(hi), 16, "0"), F.lpad(F.hex(lo), 16, "0"))
-    rank = F.row_number().over(Window.partitionBy(hi, lo).orderBy(hi))
-    return F.when(rank == 1, hexid).otherwise(F.concat(hexid, F.lit("#"), rank.cast("string")))
-
-
-# --------------------------------------------------------------------------------------- predicates
-def _lit(value: Any) -> Column:
-    return F.lit(value)
-
-
-def _cmp(left: Column, op: str, right: Column) -> Column:
-    return {"=": left == right, "!=": left != right, "<": left < right, "<=": left <= right,
-            ">": left > right, ">=": left >= right}[op]
-
-
-def _pred_col(p: Predicate, side_prefix: dict[int, str]) -> Column:
-    """Spark expression of a predicate; attribute of tuple t is column ``side_prefix[t] + name``."""
-    left = _c(side_prefix[p.left.tuple] + p.left.column)
-    if isinstance(p.right, Attr):
-        right = _c(side_prefix[p.right.tuple] + p.right.column)
-    else:
-        right = _lit(p.right.value)
-    return _cmp(left, p.op, right)
-
-
-def _and(cols: Sequence[Column]) -> Column:
-    out = F.lit(True)
-    for c in cols:
-        out = out & c
-    return out
-
-
-def _not_null(cols: Sequence[str], types: dict[str, str]) -> Column:
-    """All columns non-NULL (and not NaN: NaN is treated as NULL by dqkit's predicates)."""
-    conds = []
-    for c in cols:
-        e = _c(c).isNotNull()
-        if types.get(c, "").startswith(("float", "double")):
-            e = e & ~F.isnan(_c(c))
-        conds.append(e)
-    return _and(conds)
+__all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES"]
 
 
 # -------------------------------------------------------------------------------------- rule plans
@@ -133,37 +68,34 @@ class _Plan:
 
 def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]) -> _Plan:
     lhs, rhs = list(rule.lhs), list(rule.rhs)
-    s = scope.select(TID, *[_c(c) for c in rule.columns]).where(_not_null(lhs, types))
+    s = scope.select(TID, *[col(c) for c in rule.columns]).where(not_null(lhs, types))
     # dirty blocks: more than one distinct non-NULL value on some rhs attribute
-    dirty = (s.groupBy(*[_c(c) for c in lhs])
-             .agg(*[F.countDistinct(_c(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)])
+    dirty = (s.groupBy(*[col(c) for c in lhs])
+             .agg(*[F.countDistinct(col(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)])
              .where(F.greatest(*[F.col(f"_dq_nd{i}") for i in range(len(rhs))], F.lit(0)) > 1)
-             .select(*[_c(c) for c in lhs]))
+             .select(*[col(c) for c in lhs]))
     def viol() -> DataFrame:
         d = s.join(dirty, on=lhs, how="left_semi")
-        a = d.select(*[_c(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
-        b = d.select(*[_c(c).alias("b_" + c) for c in [TID] + list(rule.columns)])
-        cond = _and([_c("a_" + c) == _c("b_" + c) for c in lhs]) & (_c("a_" + TID) < _c("b_" + TID))
-        differs = None
-        for r in rhs:
-            e = F.coalesce(_c("a_" + r) != _c("b_" + r), F.lit(False))
-            differs = e if differs is None else (differs | e)
+        a = d.select(*[col(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
+        b = d.select(*[col(c).alias("b_" + c) for c in [TID] + list(rule.columns)])
+        cond = conjunction([col("a_" + c) == col("b_" + c) for c in lhs]) & (col("a_" + TID) < col("b_" + TID))
+        differs = disjunction([F.coalesce(col("a_" + r) != col("b_" + r), F.lit(False)) for r in rhs])
         return (a.join(b, on=cond & differs, how="inner")
-                .select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"), _c("b_" + TID).alias("t2")))
+                .select(F.lit(rule.name).alias("rule"), col("a_" + TID).alias("t1"), col("b_" + TID).alias("t2")))
 
     def count() -> tuple[int, int]:
         if len(rhs) == 1:
             r = rhs[0]
-            g = s.groupBy(*[_c(c) for c in lhs], _c(r)).agg(F.count(F.lit(1)).alias("_dq_c"))
-            g = g.withColumn("_dq_nn", F.when(_c(r).isNotNull(), F.col("_dq_c")).otherwise(0))
-            blk = g.groupBy(*[_c(c) for c in lhs]).agg(
+            g = s.groupBy(*[col(c) for c in lhs], col(r)).agg(F.count(F.lit(1)).alias("_dq_c"))
+            g = g.withColumn("_dq_nn", F.when(col(r).isNotNull(), F.col("_dq_c")).otherwise(0))
+            blk = g.groupBy(*[col(c) for c in lhs]).agg(
                 F.sum("_dq_c").alias("_dq_n"), F.sum("_dq_nn").alias("_dq_n_nn"),
                 F.sum(F.col("_dq_nn") * (F.col("_dq_nn") - 1) / 2).alias("_dq_same"))
             row = blk.agg(
                 F.sum(F.col("_dq_n_nn") * (F.col("_dq_n_nn") - 1) / 2 - F.col("_dq_same")).alias("v"),
                 F.sum(F.col("_dq_n") * (F.col("_dq_n") - 1) / 2).alias("cand")).collect()[0]
             return int(row["v"] or 0), int(row["cand"] or 0)
-        cand = s.groupBy(*[_c(c) for c in lhs]).agg(F.count(F.lit(1)).alias("_dq_c")).agg(
+        cand = s.groupBy(*[col(c) for c in lhs]).agg(F.count(F.lit(1)).alias("_dq_c")).agg(
             F.sum(F.col("_dq_c") * (F.col("_dq_c") - 1) / 2)).collect()[0][0]
         return viol().count(), int(cand or 0)
 
@@ -183,22 +115,22 @@ def _side_frames(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
         needed = {p.left.column for p in rule.cross_predicates if p.left.tuple == t}
         needed |= {p.right.column for p in rule.cross_predicates
                    if isinstance(p.right, Attr) and p.right.tuple == t}
-        f = scope.select(*[_c(c).alias(prefix + c) for c in cols])
-        preds = [_pred_col(p, {1: prefix, 2: prefix}) for p in rule.side_predicates(t)]
-        nn = _not_null([prefix + c for c in sorted(needed)], {prefix + k: v for k, v in types.items()})
-        frames.append(f.where(_and(preds) & nn))
+        f = scope.select(*[col(c).alias(prefix + c) for c in cols])
+        preds = [predicate_column(p, {1: prefix, 2: prefix}) for p in rule.side_predicates(t)]
+        nn = not_null([prefix + c for c in sorted(needed)], {prefix + k: v for k, v in types.items()})
+        frames.append(f.where(conjunction(preds) & nn))
     return frames[0], frames[1]
 
 
 def _select_violations(df: DataFrame, rule: Any, t2: bool = True) -> DataFrame:
-    return df.select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"),
-                     (_c("b_" + TID) if t2 else F.lit(None)).alias("t2"))
+    return df.select(F.lit(rule.name).alias("rule"), col("a_" + TID).alias("t1"),
+                     (col("b_" + TID) if t2 else F.lit(None)).alias("t2"))
 
 
 def _dc1_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], tid_type: T.DataType) -> _Plan:
-    s = scope.select(*[_c(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
-    v = s.where(_and([_pred_col(p, {1: "a_"}) for p in rule.predicates]))
-    viol = v.select(F.lit(rule.name).alias("rule"), _c("a_" + TID).alias("t1"),
+    s = scope.select(*[col(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
+    v = s.where(conjunction([predicate_column(p, {1: "a_"}) for p in rule.predicates]))
+    viol = v.select(F.lit(rule.name).alias("rule"), col("a_" + TID).alias("t1"),
                     F.lit(None).cast(tid_type).alias("t2"))
     logical = f"Scope({', '.join(rule.columns)}) -> Detect({' and '.join(map(str, rule.predicates))}) -> GenFix"
     return _Plan(rule, "Scope+Detect", logical, "Scope+Detect: one filter over the shared scan",
@@ -210,8 +142,8 @@ def _blocked_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str
     eqs = [p for p in rule.cross_predicates if p.op == "="]
     rest = [p for p in rule.cross_predicates if p.op != "="]
     sym = rule.symmetric
-    cond = _and([_pred_col(p, {1: "a_", 2: "b_"}) for p in eqs + rest])
-    cond = cond & ((_c("a_" + TID) < _c("b_" + TID)) if sym else (_c("a_" + TID) != _c("b_" + TID)))
+    cond = conjunction([predicate_column(p, {1: "a_", 2: "b_"}) for p in eqs + rest])
+    cond = cond & ((col("a_" + TID) < col("b_" + TID)) if sym else (col("a_" + TID) != col("b_" + TID)))
     viol = _select_violations(a.join(b, on=cond, how="inner"), rule)
     op = "Block+UCrossProduct" if sym else "Block+CrossProduct"
     keys = ", ".join(f"{p.left.column}={p.right.column}" if p.left.column != p.right.column  # type: ignore[union-attr]
@@ -225,26 +157,18 @@ def _blocked_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str
 
 
 # ------------------------------------------------------------------------------------------ OCJoin
-def _proxy(col: Column, tclass: str) -> Column:
+def _proxy(value: Column, tclass: str) -> Column:
     """A numeric, order-preserving (non-decreasing) proxy of a value, for range boundaries only."""
     if tclass == "numeric":
-        return col.cast("double")
+        return value.cast("double")
     if tclass == "date":
-        return F.unix_date(col).cast("double")
+        return F.unix_date(value).cast("double")
     if tclass == "timestamp":
-        return col.cast("timestamp").cast("double")
+        return value.cast("timestamp").cast("double")
     if tclass == "boolean":
-        return col.cast("int").cast("double")
+        return value.cast("int").cast("double")
     # first 7 UTF-8 bytes, right-padded, as a number: byte order = Spark's string order
-    return F.conv(F.rpad(F.hex(F.substring(col, 1, 7)), 14, "0"), 16, 10).cast("double")
-
-
-def _estimated_bytes(df: DataFrame) -> int | None:
-    """Spark's own size estimate of ``df`` (what it uses to choose broadcast joins); None if unknown."""
-    try:
-        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
-    except Exception:  # Spark Connect, or no statistics
-        return None
+    return F.conv(F.rpad(F.hex(F.substring(value, 1, 7)), 14, "0"), 16, 10).cast("double")
 
 
 def _one_partition_count(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], lcols: list[str],
@@ -261,20 +185,20 @@ def _one_partition_count(rule: DenialConstraint, scope: DataFrame, types: dict[s
     vals = list(dict.fromkeys(lcols + rcols))
     lpos = [vals.index(c) for c in lcols]
     rpos = [vals.index(c) for c in rcols]
-    values = [_c(c).alias(f"_dq_c{j}") for j, c in enumerate(vals)]
+    values = [col(c).alias(f"_dq_c{j}") for j, c in enumerate(vals)]
     if not rule.side_predicates(1) and not rule.side_predicates(2) and set(lcols) == set(rcols):
         # t1 and t2 range over the same rows (the usual self-join): no side flags to ship
-        frame = scope.where(_not_null(vals, types)).select(*values)
+        frame = scope.where(not_null(vals, types)).select(*values)
     else:
         false = F.lit(False)
-        a_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(1)]
-                                 + [_not_null(lcols, types)]), false)
-        b_flag = F.coalesce(_and([_pred_col(p, {1: "", 2: ""}) for p in rule.side_predicates(2)]
-                                 + [_not_null(rcols, types)]), false)
+        a_flag = F.coalesce(conjunction([predicate_column(p, {1: "", 2: ""}) for p in rule.side_predicates(1)]
+                                 + [not_null(lcols, types)]), false)
+        b_flag = F.coalesce(conjunction([predicate_column(p, {1: "", 2: ""}) for p in rule.side_predicates(2)]
+                                 + [not_null(rcols, types)]), false)
         frame = (scope.select(a_flag.alias("_dq_a"), b_flag.alias("_dq_b"), *values)
                  .where(F.col("_dq_a") | F.col("_dq_b")))
     limit = ONE_PART_ROWS if (len(ops) == 1 or _merge.counted_by_dominance(ops)) else ONE_PART_ROWS_GENERAL
-    est = _estimated_bytes(frame)
+    est = estimated_bytes(frame)
     if est is not None and est > ONE_PART_BYTES:
         return None
     fn = _merge.one_partition_counter(len(vals), lpos, rpos, list(ops), limit)
@@ -349,7 +273,7 @@ def _ocjoin_partitioned(rule: DenialConstraint, a: DataFrame, b: DataFrame, type
     # partitioning phase: row count and range boundaries on the primary attribute in one pass
     # (approximate percentiles); small inputs get fewer partitions (about ROWS_PER_PART rows each)
     probs = [i / k_max for i in range(1, k_max)]
-    px = _proxy(_c("a_" + prim_l), tclass)
+    px = _proxy(col("a_" + prim_l), tclass)
     aggs0 = [F.count(F.lit(1)).alias("n")]
     if probs:
         aggs0.append(F.percentile_approx(px, probs, 4 * k_max * 100).alias("q"))
@@ -363,22 +287,22 @@ def _ocjoin_partitioned(rule: DenialConstraint, a: DataFrame, b: DataFrame, type
     info["nb_parts"] = len(bounds) + 1
     info["boundaries"] = len(bounds) + 1
 
-    def bucket(col: Column) -> Column:
-        px = _proxy(col, tclass)
+    def bucket(value: Column) -> Column:
+        px = _proxy(value, tclass)
         out = F.lit(0)
         for x in bounds:
             out = out + (px >= F.lit(x)).cast("int")
         return out
 
-    la = a.select(bucket(_c("a_" + prim_l)).alias("_dq_bucket"), _c("a_" + TID).alias("_dq_t"),
-                  *[_c("a_" + c).alias(f"_dq_v{i}") for i, c in enumerate(lcols)],
-                  _and([_pred_col(p, {1: "a_", 2: "a_"}) for p in rule.side_predicates(2)]
-                       + [_pred_col(Predicate(p.left, p.op, Attr(1, p.right.column)), {1: "a_"})  # type: ignore[union-attr]
+    la = a.select(bucket(col("a_" + prim_l)).alias("_dq_bucket"), col("a_" + TID).alias("_dq_t"),
+                  *[col("a_" + c).alias(f"_dq_v{i}") for i, c in enumerate(lcols)],
+                  conjunction([predicate_column(p, {1: "a_", 2: "a_"}) for p in rule.side_predicates(2)]
+                       + [predicate_column(Predicate(p.left, p.op, Attr(1, p.right.column)), {1: "a_"})  # type: ignore[union-attr]
                           for p in conds]
-                       + [_not_null(["a_" + c for c in rcols], {"a_" + kk: v for kk, v in types.items()})]
+                       + [not_null(["a_" + c for c in rcols], {"a_" + kk: v for kk, v in types.items()})]
                        ).alias("_dq_self"))
-    rb = b.select(bucket(_c("b_" + prim_r)).alias("_dq_bucket"), _c("b_" + TID).alias("_dq_t"),
-                  *[_c("b_" + c).alias(f"_dq_v{i}") for i, c in enumerate(rcols)], F.lit(False).alias("_dq_self"))
+    rb = b.select(bucket(col("b_" + prim_r)).alias("_dq_bucket"), col("b_" + TID).alias("_dq_t"),
+                  *[col("b_" + c).alias(f"_dq_v{i}") for i, c in enumerate(rcols)], F.lit(False).alias("_dq_self"))
     both = la.withColumn("_dq_side", F.lit(0)).unionByName(rb.withColumn("_dq_side", F.lit(1)))
 
     # pruning phase: per-partition min/max of every condition attribute (a small aggregate)
@@ -507,30 +431,6 @@ def _ocjoin_partitioned(rule: DenialConstraint, a: DataFrame, b: DataFrame, type
 
 
 # ------------------------------------------------------------------------------------------ GenFix
-_FIX_SCHEMA = ("rule string, t1 {t}, t2 {t}, tid {t}, attr string, value string, op string, "
-               "rhs_tid {t}, rhs_attr string, rhs_value string, constant string, kind string, fix string")
-
-
-def _fix_struct(tid: Column, attr: str, value: Column, op: str, rhs_tid: Column | None, rhs_attr: str | None,
-                rhs_value: Column | None, constant: Column | None, kind: str, when: Column | None = None) -> Column:
-    """One candidate fix ``tid[attr] op (rhs_tid[rhs_attr] | constant)`` as a struct of strings."""
-    none = F.lit(None).cast("string")
-    if rhs_tid is not None:
-        rhs_txt = F.concat(rhs_tid.cast("string"), F.lit(f"[{rhs_attr}]"))
-    else:
-        rhs_txt = constant if constant is not None else none
-    s = F.struct(
-        tid.cast("string").alias("tid"), F.lit(attr).alias("attr"), value.cast("string").alias("value"),
-        F.lit(op).alias("op"),
-        (rhs_tid.cast("string") if rhs_tid is not None else none).alias("rhs_tid"),
-        (F.lit(rhs_attr) if rhs_attr is not None else none).alias("rhs_attr"),
-        (rhs_value.cast("string") if rhs_value is not None else none).alias("rhs_value"),
-        (constant if constant is not None and rhs_tid is None else none).alias("constant"),
-        F.lit(kind).alias("kind"),
-        F.concat(tid.cast("string"), F.lit(f"[{attr}] {op} "), rhs_txt).alias("fix"))
-    return s if when is None else F.when(when, s)
-
-
 def _const_text(value: Any) -> Column:
     return F.lit(str(Const(value)))
 
@@ -543,8 +443,8 @@ def _candidate_fixes(rule: Any, viol: DataFrame, scope: DataFrame, tid_type: T.D
     ``t2[zipcode] != 90210`` (kind ``lhs``). DC: each predicate negated (kind ``dc``).
     """
     cols = list(rule.columns)
-    a = scope.select(_c(TID).alias("_a_t"), *[_c(c).alias("_a_" + c) for c in cols])
-    b = scope.select(_c(TID).alias("_b_t"), *[_c(c).alias("_b_" + c) for c in cols])
+    a = scope.select(col(TID).alias("_a_t"), *[col(c).alias("_a_" + c) for c in cols])
+    b = scope.select(col(TID).alias("_b_t"), *[col(c).alias("_b_" + c) for c in cols])
     v = viol.join(a, F.col("t1") == F.col("_a_t"))
     if rule.arity == 2:
         v = v.join(b, F.col("t2") == F.col("_b_t"))
@@ -552,12 +452,12 @@ def _candidate_fixes(rule: Any, viol: DataFrame, scope: DataFrame, tid_type: T.D
     fixes: list[Column] = []
     if isinstance(rule, FunctionalDependency):
         for r in rule.rhs:
-            fixes.append(_fix_struct(ta, r, F.col("_a_" + r), "=", tb, r, F.col("_b_" + r), None, "rhs",
-                                     when=F.coalesce(F.col("_a_" + r) != F.col("_b_" + r), F.lit(False))))
+            fixes.append(fix_struct(ta, r, col("_a_" + r), "=", tb, r, col("_b_" + r), None, "rhs",
+                                     when=F.coalesce(col("_a_" + r) != col("_b_" + r), F.lit(False))))
         for x in rule.lhs:
             for t, pre in ((ta, "_a_"), (tb, "_b_")):
-                fixes.append(_fix_struct(t, x, F.col(pre + x), "!=", None, None, None,
-                                         _value_text(F.col(pre + x), types[x]), "lhs"))
+                fixes.append(fix_struct(t, x, col(pre + x), "!=", None, None, None,
+                                         _value_text(col(pre + x), types[x]), "lhs"))
     else:
         pre = {1: ("_a_", ta), 2: ("_b_", tb)}
         for p in rule.predicates:
@@ -565,10 +465,10 @@ def _candidate_fixes(rule: Any, viol: DataFrame, scope: DataFrame, tid_type: T.D
             lp, lt = pre[p.left.tuple]
             if isinstance(p.right, Attr):
                 rp, rt = pre[p.right.tuple]
-                fixes.append(_fix_struct(lt, p.left.column, F.col(lp + p.left.column), op, rt,
-                                         p.right.column, F.col(rp + p.right.column), None, "dc"))
+                fixes.append(fix_struct(lt, p.left.column, col(lp + p.left.column), op, rt,
+                                         p.right.column, col(rp + p.right.column), None, "dc"))
             else:
-                fixes.append(_fix_struct(lt, p.left.column, F.col(lp + p.left.column), op, None, None,
+                fixes.append(fix_struct(lt, p.left.column, col(lp + p.left.column), op, None, None,
                                          None, _const_text(p.right.value), "dc"))
     out = v.select("rule", "t1", "t2", F.explode(F.array(*fixes)).alias("f")).where(F.col("f").isNotNull())
     return out.select("rule", "t1", "t2", F.col("f.tid").cast(tid_type).alias("tid"), "f.attr", "f.value", "f.op",
@@ -576,17 +476,18 @@ def _candidate_fixes(rule: Any, viol: DataFrame, scope: DataFrame, tid_type: T.D
                       "f.constant", "f.kind", "f.fix")
 
 
-def _value_text(col: Column, type_name: str) -> Column:
+def _value_text(value: Column, type_name: str) -> Column:
     """Text of a cell value as a rule constant: numbers bare, everything else quoted."""
     if type_class(type_name) == "numeric":
-        return col.cast("string")
-    return F.concat(F.lit("'"), F.regexp_replace(col.cast("string"), "'", "\\\\'"), F.lit("'"))
+        return value.cast("string")
+    return F.concat(F.lit("'"), F.regexp_replace(value.cast("string"), "'", "\\\\'"), F.lit("'"))
 
 
 # -------------------------------------------------------------------------------------------- main
 def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "violations",
            sample: int | None = None, nb_parts: int | None = None, consolidate: bool = True,
-           spark: SparkSession | None = None, name: str | None = None) -> DetectionResult:
+           spark: SparkSession | None = None, name: str | None = None,
+           progress: ProgressCallback | None = None) -> DetectionResult:
     """Detect the violations of ``rules`` in ``table``.
 
     ``rules``: rule objects, rule text, a mapping name -> text, a rules file, or ``Job``s/``UDFRule``s.
@@ -596,6 +497,9 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     only, no pair is materialised) or ``"sample"`` (at most ``sample`` violations per rule, the
     smallest (t1, t2), deterministic). Per-rule counts are always computed.
     ``nb_parts``: OCJoin range partitions (default 16). ``consolidate``: share one scan (R12).
+    ``progress(stage, item, done, total)`` is called after each rule with stage ``"detect"`` and the
+    rule's name (the protocol of ``dqkit.delta``). A run cancelled through its Spark job tag
+    (``dqkit.progress.BackgroundRun``) raises ``CancelledError`` and keeps nothing cached.
     All rule, column and type errors are raised before any Spark job.
     """
     from dqkit.detect._udf import udf_plan
@@ -632,34 +536,42 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     used = list(dict.fromkeys(c for r in decl for c in r.columns))
     # (one shared scope for several declarative rules; otherwise each rule builds its own below)
     shared = consolidate and len(decl) > 1
-    scope = df.select(tuple_ids(df, key).alias(TID), *[_c(c) for c in used]) if shared else df
-    t0 = time.perf_counter()
-    if shared:
-        scope = scope.persist()
-        scope.count()  # the one shared scan
-    scan_seconds = time.perf_counter() - t0 if shared else 0.0
-
+    scope = df.select(tuple_ids(df, key).alias(TID), *[col(c) for c in used]) if shared else df
     plans: list[_Plan] = []
     summaries: list[RuleSummary] = []
-    for rule in rule_list:
-        t0 = time.perf_counter()
-        rscope = scope if shared or isinstance(rule, UDFRule) else df.select(
-            tuple_ids(df, key).alias(TID), *[_c(c) for c in rule.columns])
-        if isinstance(rule, UDFRule):
-            plan = udf_plan(rule, spark, mode)
-        elif isinstance(rule, FunctionalDependency):
-            plan = _fd_plan(rule, rscope, types)
-        elif rule.arity == 1:
-            plan = _dc1_plan(rule, rscope, types, tid_type)
-        elif any(p.op == "=" for p in rule.cross_predicates):
-            plan = _blocked_plan(rule, rscope, types)
-        else:
-            plan = _ocjoin_plan(rule, rscope, types, tid_type, nb_parts, spark)
-        nviol, ncand = plan.count()
-        seconds = time.perf_counter() - t0
-        plans.append(plan)
-        summaries.append(RuleSummary(rule.name, rule.kind, str(rule), plan.operator, int(nviol), seconds,
-                                     None if ncand is None else int(ncand), dict(plan.details)))
+    scan_seconds = 0.0
+    try:
+        with cancellable("the detection"):
+            if shared:
+                t0 = time.perf_counter()
+                scope = scope.persist()
+                scope.count()  # the one shared scan
+                scan_seconds = time.perf_counter() - t0
+            for done, rule in enumerate(rule_list, start=1):
+                t0 = time.perf_counter()
+                rscope = scope if shared or isinstance(rule, UDFRule) else df.select(
+                    tuple_ids(df, key).alias(TID), *[col(c) for c in rule.columns])
+                if isinstance(rule, UDFRule):
+                    plan = udf_plan(rule, spark, mode)
+                elif isinstance(rule, FunctionalDependency):
+                    plan = _fd_plan(rule, rscope, types)
+                elif rule.arity == 1:
+                    plan = _dc1_plan(rule, rscope, types, tid_type)
+                elif any(p.op == "=" for p in rule.cross_predicates):
+                    plan = _blocked_plan(rule, rscope, types)
+                else:
+                    plan = _ocjoin_plan(rule, rscope, types, tid_type, nb_parts, spark)
+                nviol, ncand = plan.count()
+                seconds = time.perf_counter() - t0
+                plans.append(plan)
+                summaries.append(RuleSummary(rule.name, rule.kind, str(rule), plan.operator, int(nviol), seconds,
+                                             None if ncand is None else int(ncand), dict(plan.details)))
+                if progress is not None:
+                    progress("detect", rule.name, done, len(rule_list))
+    except BaseException:
+        if shared:  # a failed or cancelled run keeps nothing cached
+            scope.unpersist()
+        raise
 
     viol_cache: list[DataFrame] = []
 
@@ -681,11 +593,10 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
             out = out.unionByName(v)
         return out
 
-    fix_schema = _FIX_SCHEMA.format(t=tid_type.simpleString())
     udf_fixes = {p.rule.name: p.details.get("_fixes") for p in plans if isinstance(p.rule, UDFRule)}
 
     def fixes_builder() -> DataFrame:
-        fixes = spark.createDataFrame([], fix_schema)
+        fixes = spark.createDataFrame([], fix_schema(tid_type))
         for plan, v in zip(plans, viol_frames()):
             if isinstance(plan.rule, UDFRule):
                 f = udf_fixes.get(plan.rule.name)
@@ -694,7 +605,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
                 f = f.select(*[F.col(fl.name).cast(fl.dataType) for fl in fixes.schema.fields])
             else:
                 src = scope if shared else df.select(tuple_ids(df, key).alias(TID),
-                                                     *[_c(c) for c in plan.rule.columns])
+                                                     *[col(c) for c in plan.rule.columns])
                 f = _candidate_fixes(plan.rule, v, src, tid_type, types)
             fixes = fixes.unionByName(f)
         return fixes
@@ -717,10 +628,3 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
         scan_seconds=scan_seconds, shared_scope=scope if shared else None)
 
-
-def spark_plan(df: DataFrame, extended: bool = False) -> str:
-    """The text of Spark's physical plan for ``df`` (what ``df.explain()`` prints)."""
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        df.explain(extended=extended)
-    return buf.getvalue()

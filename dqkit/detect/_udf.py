@@ -21,48 +21,10 @@ from pyspark.sql import types as T
 from dqkit.errors import RuleError
 from dqkit.rules import UDFRule
 from dqkit.sources import read_table
+from dqkit.sparkutil import apply_in_pandas, cogroup_in_pandas, col, map_in_pandas
+from dqkit.violations import FIX_CELL_FIELDS, fix_schema
 
 BLOCK = "_dq_block"
-FIX_COLS = ("tid", "attr", "value", "op", "rhs_tid", "rhs_attr", "rhs_value", "constant")
-
-
-def levenshtein(a: Any, b: Any) -> np.ndarray:
-    """Edit distance of each pair ``(a[i], b[i])`` of strings, vectorised over the pairs (numpy DP)."""
-    a = ["" if x is None else str(x) for x in a]
-    b = ["" if x is None else str(x) for x in b]
-    n = len(a)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    la = np.array([len(x) for x in a])
-    lb = np.array([len(x) for x in b])
-    ma, mb = int(la.max(initial=0)), int(lb.max(initial=0))
-    A = np.full((n, ma), -1, dtype=np.int64)
-    B = np.full((n, mb), -2, dtype=np.int64)
-    for i, s in enumerate(a):
-        if s:
-            A[i, :len(s)] = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
-    for i, s in enumerate(b):
-        if s:
-            B[i, :len(s)] = np.frombuffer(s.encode("utf-32-le"), dtype=np.uint32)
-    prev = np.tile(np.arange(mb + 1, dtype=np.int64), (n, 1))
-    out = lb.copy()  # distance to an empty string; overwritten for non-empty a below
-    for i in range(1, ma + 1):
-        cur = np.empty_like(prev)
-        cur[:, 0] = i
-        cost = (A[:, i - 1][:, None] != B).astype(np.int64)
-        for j in range(1, mb + 1):
-            cur[:, j] = np.minimum(np.minimum(prev[:, j] + 1, cur[:, j - 1] + 1), prev[:, j - 1] + cost[:, j - 1])
-        done = la == i
-        out[done] = cur[done, lb[done]]
-        prev = cur
-    return out
-
-
-def similarity(a: Any, b: Any) -> np.ndarray:
-    """Normalised Levenshtein similarity ``1 - d / max(len)`` (1.0 for two empty strings)."""
-    d = levenshtein(a, b)
-    m = np.array([max(len(str(x or "")), len(str(y or ""))) for x, y in zip(a, b)], dtype=float)
-    return np.where(m == 0, 1.0, 1.0 - d / np.maximum(m, 1))
 
 
 def _pair_frame(pdf, i: np.ndarray, j: np.ndarray, cols: list[str]):
@@ -172,7 +134,8 @@ def _mask(result: Any, n: int) -> np.ndarray:
 
 def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
     """Build the physical plan of a UDF rule (lazy), returning a detection ``_Plan``."""
-    from dqkit.detect import _Plan, tuple_ids
+    from dqkit.detect import _Plan
+    from dqkit.violations import tuple_ids
 
     flows: dict[str, DataFrame] = {}
     blocked: dict[str, bool] = {}
@@ -190,7 +153,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             if key is None and "tid" in df.columns:
                 key = "tid"
             base = df.select(tuple_ids(df, key).cast("string").alias("tid"),
-                             *[F.col(f"`{c}`") for c in df.columns if c != "tid"])
+                             *[col(c) for c in df.columns if c != "tid"])
             for lab in op.options["labels"]:
                 flows[lab], blocked[lab] = base, False
             logical.append(f"Input -> {', '.join(op.options['labels'])}")
@@ -198,12 +161,12 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             lab = op.inputs[0]
             df = flows[lab]
             if isinstance(op.fn, (list, tuple)):
-                flows[lab] = df.select("tid", *[F.col(f"`{c}`") for c in op.fn if c != "tid"])
+                flows[lab] = df.select("tid", *[col(c) for c in op.fn if c != "tid"])
                 physical.append(f"PScope[{lab}]: projection")
             else:
                 fn = op.fn
                 schema = op.options.get("schema") or df.schema
-                flows[lab] = df.mapInPandas(lambda it, fn=fn: (fn(p) for p in it), schema)
+                flows[lab] = map_in_pandas(df, lambda it, fn=fn: (fn(p) for p in it), schema)
                 physical.append(f"PScope[{lab}]: mapInPandas")
             logical.append(f"{op.name}[{lab}]")
         elif op.kind == "block":
@@ -215,7 +178,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                 if missing:
                     raise RuleError(f"job {rule.name!r}: Block on unknown column {missing[0]!r} of flow {lab!r}",
                                     hint=f"columns: {', '.join(df.columns)}")
-                key = F.col(f"`{cols[0]}`").cast("string") if len(cols) == 1 else F.to_json(F.struct(*cols))
+                key = col(cols[0]).cast("string") if len(cols) == 1 else F.to_json(F.struct(*[col(c) for c in cols]))
                 flows[lab] = df.withColumn(BLOCK, key)
             else:
                 fn = op.fn
@@ -225,7 +188,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                         p = p.copy()
                         p[BLOCK] = [None if k is None else str(k) for k in fn(p)]
                         yield p
-                flows[lab] = df.mapInPandas(add_key, T.StructType(
+                flows[lab] = map_in_pandas(df, add_key, T.StructType(
                     [f for f in df.schema.fields if f.name != BLOCK] + [T.StructField(BLOCK, T.StringType())]))
             flows[lab] = flows[lab].where(F.col(BLOCK).isNotNull())
             blocked[lab] = True
@@ -236,15 +199,13 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             fn = op.fn
             schema = op.options["schema"]
             if len(ins) == 2 and all(blocked[x] for x in ins):
-                g1 = flows[ins[0]].groupBy(BLOCK)
-                g2 = flows[ins[1]].groupBy(BLOCK)
-                out = g1.cogroup(g2).applyInPandas(_coblock_fn(fn), schema)
+                out = cogroup_in_pandas(flows[ins[0]], flows[ins[1]], BLOCK, _coblock_fn(fn), schema)
                 physical.append(f"CoBlock({', '.join(ins)}) -> PIterate -> {op.output}")
             elif len(ins) == 1 and blocked[ins[0]]:
-                out = flows[ins[0]].groupBy(BLOCK).applyInPandas(_block_fn(fn), schema)
+                out = apply_in_pandas(flows[ins[0]], BLOCK, _block_fn(fn), schema)
                 physical.append(f"PBlock({ins[0]}) -> PIterate -> {op.output}")
             elif len(ins) == 1:
-                out = flows[ins[0]].withColumn(BLOCK, F.lit("")).groupBy(BLOCK).applyInPandas(_block_fn(fn), schema)
+                out = apply_in_pandas(flows[ins[0]].withColumn(BLOCK, F.lit("")), BLOCK, _block_fn(fn), schema)
                 physical.append(f"PIterate({ins[0]}, one group) -> {op.output}")
             else:
                 raise RuleError(f"job {rule.name!r}: Iterate over {len(ins)} flows needs each of them blocked "
@@ -263,7 +224,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
         def det_units(it, fn=fn):
             for p in it:
                 yield p[_mask(fn(p), len(p))]
-        cand = df.mapInPandas(det_units, df.schema).withColumnRenamed("tid", "tid_1") \
+        cand = map_in_pandas(df, det_units, df.schema).withColumnRenamed("tid", "tid_1") \
             .withColumn("tid_2", F.lit(None).cast("string"))
         physical.append(f"PDetect[{lab}]: mapInPandas over units")
         operator = "Scope+Detect"
@@ -275,8 +236,8 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             # every block in one partition (hash on the block key), rows sorted by (block, tid); one
             # mapInPandas pass per partition generates the pairs of all its blocks at once
             grouped = df.repartition(BLOCK).sortWithinPartitions(BLOCK, "tid")
-            cand = grouped.mapInPandas(_blocks_fn(fn, cols, False, batch), pair_schema)
-            counter = grouped.mapInPandas(_blocks_fn(fn, cols, True, batch), "n long")
+            cand = map_in_pandas(grouped, _blocks_fn(fn, cols, False, batch), pair_schema)
+            counter = map_in_pandas(grouped, _blocks_fn(fn, cols, True, batch), "n long")
             operator = "Block+UCrossProduct"
             physical.append(f"UCrossProduct inside blocks of {lab} -> PDetect (hash partitions on the block key, "
                             f"sorted by block and tid; mapInPandas over all blocks of a partition, "
@@ -292,7 +253,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                 .withColumn("_dq_side", F.lit(1))
             # A fixed number of partitions: Spark's adaptive execution would otherwise coalesce these
             # few small rows into one task, although each pair group is heavy work for Detect.
-            both = left.unionByName(right).select("_dq_pair", "_dq_side", *cols) \
+            both = left.unionByName(right).select("_dq_pair", "_dq_side", *[col(c) for c in cols]) \
                 .repartition(len(pt_rows), "_dq_pair")
 
             def all_pairs(p):
@@ -321,8 +282,8 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                 import pandas as pd
                 both_, i2, j2 = all_pairs(p)
                 return pd.DataFrame({"n": list(_detect_pairs(both_, i2, j2, cols, fn, True, batch))})
-            cand = both.groupBy("_dq_pair").applyInPandas(det_all, pair_schema)
-            counter = both.groupBy("_dq_pair").applyInPandas(count_all, "n long")
+            cand = apply_in_pandas(both, "_dq_pair", det_all, pair_schema)
+            counter = apply_in_pandas(both, "_dq_pair", count_all, "n long")
             physical.append(f"UCrossProduct over {b} hash partitions paired i <= j "
                             f"(equi-join on the pair id, no cartesian product) -> PDetect "
                             f"(at most {batch} pairs per Detect call)")
@@ -331,10 +292,9 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
     fixes = None
     if genfix is not None:
         gfn = genfix.fn
-        out_schema = T.StructType([T.StructField(c, T.StringType()) for c in
-                                   ("t1", "t2") + FIX_COLS + ("kind", "fix")])
+        out_schema = fix_schema()
 
-        def gen(it, gfn=gfn):
+        def gen(it, gfn=gfn, rule_name=rule.name):
             import pandas as pd
             for p in it:
                 f = gfn(p)
@@ -343,18 +303,19 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
                     f["t1"] = p["tid_1"].to_numpy()
                     f["t2"] = p["tid_2"].to_numpy()
                 f = f.reset_index(drop=True)
-                for c in ("t1", "t2") + FIX_COLS:
+                for c in ("t1", "t2") + FIX_CELL_FIELDS:
                     if c not in f.columns:
                         f[c] = None
                 f = f.astype(object).where(f.notna(), None)
-                for c in ("t1", "t2") + FIX_COLS:
+                for c in ("t1", "t2") + FIX_CELL_FIELDS:
                     f[c] = [None if v is None else str(v) for v in f[c]]
+                f["rule"] = rule_name
                 f["kind"] = "udf"
                 rhs = [f"{t}[{a}]" if t is not None else (k if k is not None else "")
                        for t, a, k in zip(f["rhs_tid"], f["rhs_attr"], f["constant"])]
                 f["fix"] = [f"{t}[{a}] {o} {r}" for t, a, o, r in zip(f["tid"], f["attr"], f["op"], rhs)]
                 yield f[list(out_schema.names)]
-        fixes = cand.mapInPandas(gen, out_schema).select(F.lit(rule.name).alias("rule"), *out_schema.names)
+        fixes = map_in_pandas(cand, gen, out_schema)
         logical.append(f"{genfix.name}[{lab}]")
         physical.append("PGenFix: mapInPandas over violations")
 

@@ -1,0 +1,171 @@
+"""Spark helpers every kernel uses, written once.
+
+* identifiers: ``quote_ident`` (backtick-quoted, backticks doubled) and ``col`` (a Column by its exact
+  name), so a user's column named ``a.b`` or ``na`me`` is never parsed as a path or an expression;
+  ``map_in_pandas``, ``apply_in_pandas`` and ``cogroup_in_pandas`` pass such columns to pandas too;
+* planner settings: ``scoped_conf`` sets SQL options for the queries planned inside a block;
+* observed metrics: ``observed`` reads an ``Observation`` that Spark may not have reported;
+* cancellation: ``cancellable`` / ``cancelled_from`` turn a Spark job cancelled through its job tag
+  (``dqkit.progress``) into ``dqkit.errors.CancelledError``;
+* plan inspection: ``spark_plan``, ``executed_plan`` and ``estimated_bytes``.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from dqkit.errors import CancelledError, DqkitError
+
+__all__ = ["quote_ident", "col", "map_in_pandas", "apply_in_pandas", "cogroup_in_pandas", "scoped_conf", "observed", "cancelled_from", "cancellable", "spark_plan",
+           "executed_plan", "estimated_bytes"]
+
+
+# ------------------------------------------------------------------------------------- identifiers
+def quote_ident(name: str) -> str:
+    """``name`` as a Spark SQL identifier: in backticks, with each backtick inside doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def col(name: str) -> Column:
+    """The column called exactly ``name`` (dots, spaces and backticks in it are part of the name)."""
+    return F.col(quote_ident(name))
+
+
+def _pandas_safe(df: DataFrame) -> tuple[DataFrame, Callable[[Any], Any] | None]:
+    """``df`` with the columns PySpark cannot hand to a pandas function renamed, and the function that
+    gives a pandas batch their names back (None when no column needed it).
+
+    PySpark's ``mapInPandas``/``applyInPandas`` pass every column by parsing its name, so a name with a
+    backtick or a dot fails to resolve; such columns travel under positional names ``_dq_p{i}``.
+    """
+    back = {f"_dq_p{i}": c for i, c in enumerate(df.columns) if "`" in c or "." in c}
+    if not back:
+        return df, None
+    safe = {c: s for s, c in back.items()}
+    renamed = df.select(*[col(c).alias(safe[c]) if c in safe else col(c) for c in df.columns])
+    return renamed, lambda pdf: pdf.rename(columns=back)
+
+
+def map_in_pandas(df: DataFrame, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: Any) -> DataFrame:
+    """``df.mapInPandas(fn, schema)`` for columns of any name (``fn`` sees the real names)."""
+    safe, restore = _pandas_safe(df)
+    if restore is None:
+        return df.mapInPandas(fn, schema)
+    return safe.mapInPandas(lambda it: fn(restore(p) for p in it), schema)
+
+
+def apply_in_pandas(df: DataFrame, key: str, fn: Callable[[Any], Any], schema: Any) -> DataFrame:
+    """``df.groupBy(key).applyInPandas(fn, schema)`` for columns of any name (``key`` is dqkit's own)."""
+    safe, restore = _pandas_safe(df)
+    if restore is None:
+        return df.groupBy(key).applyInPandas(fn, schema)
+    return safe.groupBy(key).applyInPandas(lambda p: fn(restore(p)), schema)
+
+
+def cogroup_in_pandas(left: DataFrame, right: DataFrame, key: str, fn: Callable[[Any, Any], Any],
+                      schema: Any) -> DataFrame:
+    """``left.groupBy(key).cogroup(right.groupBy(key)).applyInPandas(fn, schema)`` for columns of any name."""
+    lsafe, lrestore = _pandas_safe(left)
+    rsafe, rrestore = _pandas_safe(right)
+    same = lambda p: p  # noqa: E731
+    lr, rr = lrestore or same, rrestore or same
+    grouped = lsafe.groupBy(key).cogroup(rsafe.groupBy(key))
+    if lrestore is None and rrestore is None:
+        return grouped.applyInPandas(fn, schema)
+    return grouped.applyInPandas(lambda a, b: fn(lr(a), rr(b)), schema)
+
+
+# ------------------------------------------------------------------------------- planner settings
+@contextlib.contextmanager
+def scoped_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Set SQL options for the queries planned inside the block, then restore the previous values.
+
+    Used for planner choices that help one kernel but not every query of a shared session (for
+    example skipping the partial aggregation of a group-by whose groups are nearly all distinct).
+    Options the running Spark does not know are ignored by it, so older 4.x versions still work.
+    The options belong to the session: a query another thread plans inside the block sees them too.
+    """
+    previous: dict[str, str | None] = {}
+    try:
+        for key, value in settings.items():
+            previous[key] = spark.conf.get(key, None)
+            spark.conf.set(key, value)
+        yield
+    finally:
+        for key, value in previous.items():
+            try:
+                if value is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, value)
+            except Exception:  # pragma: no cover - a session stopped inside the block
+                pass
+
+
+# -------------------------------------------------------------------------------- observed metrics
+def observed(observation: Observation) -> dict[str, Any] | None:
+    """The metrics of ``observation`` after its query ran, or None when Spark reported none.
+
+    Spark reports nothing (it raises) when the optimiser removed the observed node, for example
+    because a join's other side was empty; callers then compute the same values directly.
+    """
+    try:
+        return dict(observation.get)
+    except Exception:
+        return None
+
+
+# ---------------------------------------------------------------------------------- cancellation
+def cancelled_from(exc: BaseException, what: str) -> CancelledError | None:
+    """A ``CancelledError`` saying ``what`` was cancelled when ``exc`` is a cancelled Spark job, else None.
+
+    A job cancelled through its tag fails with a JVM error (classic Spark) or a Connect error whose
+    text says it was cancelled or interrupted; dqkit's own errors are never reinterpreted.
+    """
+    if isinstance(exc, CancelledError):
+        return exc
+    if isinstance(exc, DqkitError) or not isinstance(exc, Exception):
+        return None
+    text = str(exc).lower()
+    if "cancel" in text or "interrupt" in text:
+        return CancelledError(f"{what} was cancelled; nothing was written")
+    return None
+
+
+@contextlib.contextmanager
+def cancellable(what: str) -> Iterator[None]:
+    """Run the block; a Spark cancellation inside it is raised as ``CancelledError`` (see ``cancelled_from``)."""
+    try:
+        yield
+    except Exception as exc:
+        err = cancelled_from(exc, what)
+        if err is None or err is exc:
+            raise
+        raise err from exc
+
+
+# ------------------------------------------------------------------------------- plan inspection
+def spark_plan(df: DataFrame, extended: bool = False) -> str:
+    """The text of Spark's physical plan for ``df`` (what ``df.explain()`` prints)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        df.explain(extended=extended)
+    return buf.getvalue()
+
+
+def executed_plan(df: DataFrame) -> str:
+    """The executed physical plan of ``df`` as the JVM prints it (classic Spark only), with its join keys."""
+    return str(df._jdf.queryExecution().executedPlan().toString())  # type: ignore[attr-defined]
+
+
+def estimated_bytes(df: DataFrame) -> int | None:
+    """Spark's own size estimate of ``df`` (what it uses to choose broadcast joins); None if unknown."""
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
+    except Exception:  # Spark Connect, or no statistics
+        return None
