@@ -41,7 +41,7 @@ def barh(values: Mapping[str, float], title: str, xlabel: str, ylabel: str, inte
     ax.set_ylabel(ylabel, **PLAIN)
     ax.margins(x=0.15)
     if integer:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     if not values:
         ax.text(0.5, 0.5, "nothing to show", ha="center", va="center", transform=ax.transAxes)
     return fig
@@ -82,7 +82,7 @@ def quartile_chart(stats: Mapping[str, Mapping[str, float]], title: str, xlabel:
         ax.set_xlim(lo - pad, hi + pad)
         ax.tick_params(axis="both", labelsize=9)
         if all(float(v).is_integer() for v in (lo, hi, s["q1"], s["q3"])):
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         ax.set_xlabel(f"{xlabel} ({units[name]})" if name in units else xlabel, fontsize=9, **PLAIN)
         summary = (f"one change: {_short(med)}" if lo == hi and n <= 1 else
                    f"n={n}  min={_short(lo)}  median={_short(med)}  max={_short(hi)}")

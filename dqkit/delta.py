@@ -431,7 +431,8 @@ class DeltaResult(Result):
             parts.append(f"only in new: {', '.join(self.only_in_new)}")
         differing = len([t for t in self.tables.values() if t.row_stats.get("differences")
                          or t.row_stats.get("rows_abs_diff") or t.row_stats.get("dedup_abs_diff")])
-        head = f"{differing} of {len(self.tables)} table{'s' if len(self.tables) != 1 else ''} differ"
+        head = (f"{differing} of {len(self.tables)} table{'s' if len(self.tables) != 1 else ''} "
+                f"differ{'s' if differing == 1 else ''}")
         return Verdict(False, "DIFFERENT", head + ("; " + "; ".join(parts) if parts else ""))
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
@@ -541,7 +542,8 @@ class DeltaResult(Result):
         t = self._table(table)
         frame = self.sample(table, "row_delta", n)
         key = list(t.plan.key or [])
-        changed_cols = [c for c, s in (t.column_stats or {}).items() if s.get("count") and c in frame.columns]
+        changed_cols = [c for c, s in (t.column_stats or {}).items()
+                        if s.get("count") and c in frame.columns and c not in (STATUS, ROW_COUNT)]
         rest = [c for c in frame.columns if c not in key and c not in changed_cols and c not in (STATUS, ROW_COUNT)]
         data_cols = (changed_cols + rest)[:max(max_columns - len(key), 1)]
         shown = [*key, STATUS, ROW_COUNT, *data_cols]

@@ -25,6 +25,7 @@ HTML_STYLE = """<style>
 .dqkit table{border-collapse:collapse;margin:6px 0 14px}
 .dqkit th,.dqkit td{border:1px solid #d0d7de;padding:3px 8px;text-align:right;white-space:nowrap}
 .dqkit td{max-width:28em;overflow:hidden;text-overflow:ellipsis}
+.dqkit table.facts td{white-space:normal;max-width:60em;overflow-wrap:anywhere}
 .dqkit th{background:#f6f8fa}
 .dqkit td.l,.dqkit th.l{text-align:left}
 .dqkit .ok{color:#1a7f37}.dqkit .bad{color:#cf222e}
@@ -68,7 +69,16 @@ def html_table(frame: pd.DataFrame, max_rows: int | None = None, index: bool = F
 
 
 def _numeric(series: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    """Right-aligned: numeric columns, and object columns holding only numbers (or NULL)."""
+    if pd.api.types.is_bool_dtype(series):
+        return False
+    if pd.api.types.is_numeric_dtype(series):
+        return True
+    if series.dtype == object:
+        values = [v for v in series if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        return bool(values) and all(isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
+                                    for v in values)
+    return False
 
 
 def _fmt(value: Any) -> Any:

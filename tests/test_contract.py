@@ -48,7 +48,7 @@ def test_every_result_is_a_result_with_a_verdict_first(users, table1_result):
 
 def test_text_html_and_json_say_the_same_verdict_and_summary(users):
     v = users.verdict
-    assert v.summary == "1 of 1 table differ; users: 5 difference records (71.4 %)"
+    assert v.summary == "1 of 1 table differs; users: 5 difference records (71.4 %)"
     assert f"DIFFERENT: {v.summary}" in users.to_text()
     html = users.to_html()
     assert ">DIFFERENT<" in html and v.summary in html
@@ -79,6 +79,7 @@ def test_the_row_delta_sample_is_bounded_with_changed_columns_first(users):
     frame, note = users.row_delta_sample("users", 10, max_columns=3)
     assert list(frame.columns)[:3] == ["id", "validation_status", "row_count"]
     assert len(frame.columns) == 5 and "1 more column not shown" in note
+    assert list(frame.columns).count("row_count") == 1
 
 
 def test_saved_report_says_what_was_compared(users, tmp_path):
@@ -221,3 +222,4 @@ def test_charts_render_math_markup_in_names_as_plain_text(spark, tmp_path):
                                  "q", units={"$p$": "days"})
     qfig.savefig(tmp_path / "b.png")
     assert "days" in qfig.axes[0].get_xlabel()
+    assert all(float(t).is_integer() for t in qfig.axes[0].get_xticks())  # n = 1: no fractional ticks
