@@ -32,7 +32,7 @@ from __future__ import annotations
 import csv
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Union
 from urllib.parse import unquote
@@ -81,14 +81,16 @@ def _ignored(name: str) -> bool:
     return name.startswith((".", "_")) or name.endswith(".crc")
 
 
-def _data_files(folder: Path) -> list[Path]:
-    """Every data file under ``folder`` (recursively), skipping hidden, ``_``-prefixed and .crc files."""
-    found: list[Path] = []
+def _walk_data_files(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not _ignored(d))
-        found.extend(Path(root) / f for f in sorted(files)
-                     if not _ignored(f) and (_split_name(f) is not None or f.startswith("part-")))
-    return found
+        yield from (Path(root) / f for f in sorted(files)
+                    if not _ignored(f) and (_split_name(f) is not None or f.startswith("part-")))
+
+
+def _data_files(folder: Path) -> list[Path]:
+    """Every data file under ``folder`` (recursively), skipping hidden, ``_``-prefixed and .crc files."""
+    return list(_walk_data_files(folder))
 
 
 def _folder_format(folder: Path, files: list[Path]) -> str:
@@ -120,7 +122,7 @@ def folder_tables(path: Path) -> list[Path] | None:
         elif child.is_dir():
             if _PARTITION_DIR.match(name):
                 markers.append(name + "/")
-            elif _data_files(child):
+            elif next(_walk_data_files(child), None) is not None:
                 tables.append(child)
         elif name.startswith("part-"):
             markers.append(name)
@@ -196,7 +198,7 @@ def _first_line(exc: BaseException) -> str:
     return text[:300]
 
 
-_FAILED_READ = re.compile(r"FAILED_READ_FILE[.\w]*\]\s*Encountered error while reading file (\S+?)\.?\s")
+_FAILED_READ = re.compile(r"FAILED_READ_FILE[.\w]*\]\s*Encountered error while reading file ([^\n]+?)\.(?=\s|$)")
 
 
 def read_failure(exc: BaseException) -> SourceError | None:
