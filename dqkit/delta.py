@@ -28,6 +28,7 @@ Choices where the paper is silent (also in the README):
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from pyspark.sql import types as T
 
 from dqkit import render
 from dqkit.errors import (
+    DqkitError,
     ParameterError,
     ReservedColumnError,
     SchemaMismatchError,
@@ -51,12 +53,13 @@ from dqkit.errors import (
     UnsupportedTypeError,
 )
 from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.params import parse_keys
 from dqkit.progress import ProgressCallback
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.session import get_spark
+from dqkit.sources import DatabaseSource, describe, read_database, read_failure
 from dqkit.sparkutil import cancellable, observed, scoped_conf
 from dqkit.sparkutil import quote_ident as _q
-from dqkit.sources import DatabaseSource, describe, read_database
 
 STAGES: tuple[str, ...] = ("dedup", "row", "column")
 ROW_COUNT = "row_count"
@@ -83,6 +86,11 @@ class TablePlan:
     columns: tuple[str, ...]
     key: tuple[str, ...] | None
     types: Mapping[str, T.DataType]
+    #: columns of the old (new) version read as typed NULLs: NULL-typed columns, or every
+    #: mismatched column of a version without rows, take the other version's type
+    retype_old: Mapping[str, T.DataType] = field(default_factory=dict)
+    retype_new: Mapping[str, T.DataType] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def _as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -93,14 +101,10 @@ def _as_list(value: str | Iterable[str] | None) -> list[str]:
     return [str(v) for v in value]
 
 
-def _normalise_keys(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for table, cols in (keys or {}).items():
-        names = tuple(_as_list(cols))
-        if not names:
-            raise ParameterError(f"the key for table {table!r} names no column")
-        out[str(table)] = names
-    return out
+def _normalise_keys(keys: Mapping[str, str | Sequence[str]] | str | Sequence[str] | None
+                    ) -> dict[str, tuple[str, ...]]:
+    """Keys in any form ``dqkit.params.parse_keys`` reads -> {table: (columns)}."""
+    return {t: tuple(c) for t, c in parse_keys(keys).items()}
 
 
 def _split_excludes(exclude: Iterable[str]) -> tuple[set[str], dict[str, set[str]]]:
@@ -134,6 +138,58 @@ def _schema_problems(name: str, old: T.StructType, new: T.StructType) -> list[st
     return sorted(problems)
 
 
+def _reconcile(name: str, old: DataFrame, new: DataFrame, o: T.StructType, n: T.StructType
+               ) -> tuple[dict[str, T.DataType], dict[str, T.DataType], list[str]]:
+    """Which mismatched columns can take the other version's type, and why.
+
+    A NULL-typed (``void``) column holds only NULLs, so it is compatible with any type. When the
+    column names agree but types still differ and one version has no rows (a header-only CSV infers
+    every column as string), that version takes the populated one's types: 0 rows against N is a real
+    comparison. Only this case runs a (one-row) Spark job, and only for a table whose types differ.
+    """
+    ot = {f.name: f.dataType for f in o.fields}
+    nt = {f.name: f.dataType for f in n.fields}
+    differ = [c for c in ot if c in nt and ot[c] != nt[c]]
+    retype_old = {c: nt[c] for c in differ if isinstance(ot[c], T.NullType)}
+    retype_new = {c: ot[c] for c in differ if isinstance(nt[c], T.NullType) and c not in retype_old}
+    notes = []
+    if retype_old or retype_new:
+        notes.append(f"table {name}: the NULL-typed column(s) {', '.join(sorted({*retype_old, *retype_new}))} "
+                     f"take the other version's type")
+    rest = [c for c in differ if c not in retype_old and c not in retype_new]
+    if rest and ot.keys() == nt.keys():
+        old_empty, new_empty = _is_empty(old), _is_empty(new)
+        if old_empty:
+            retype_old.update({c: nt[c] for c in rest})
+            notes.append(f"table {name}: the old version has no rows, so its columns take the new version's types")
+        elif new_empty:
+            retype_new.update({c: ot[c] for c in rest})
+            notes.append(f"table {name}: the new version has no rows, so its columns take the old version's types")
+    return retype_old, retype_new, notes
+
+
+def _is_empty(df: DataFrame) -> bool:
+    try:
+        return df.isEmpty()
+    except Exception as exc:
+        failure = read_failure(exc)
+        if failure is not None:
+            raise failure from exc
+        raise
+
+
+def _retyped_schema(schema: T.StructType, retype: Mapping[str, T.DataType]) -> T.StructType:
+    return T.StructType([T.StructField(f.name, retype.get(f.name, f.dataType), f.nullable) for f in schema.fields])
+
+
+def retyped(df: DataFrame, retype: Mapping[str, T.DataType]) -> DataFrame:
+    """``df`` with the ``retype`` columns read as NULLs of the given types (see ``TablePlan``)."""
+    if not retype:
+        return df
+    return df.select(*[F.lit(None).cast(retype[f.name]).alias(f.name) if f.name in retype else F.col(_q(f.name))
+                       for f in df.schema.fields])
+
+
 def plan_tables(
     old: Mapping[str, DataFrame],
     new: Mapping[str, DataFrame],
@@ -150,7 +206,7 @@ def plan_tables(
         if name not in all_names:
             raise UnknownTableError(f"table {name!r} is in neither version",
                                     hint=f"tables found: {', '.join(sorted(all_names)) or 'none'}")
-    for name in list(excluded_cols) + list(keys) + list(columns or {}):
+    for name in sorted(excluded_tables) + list(excluded_cols) + list(keys) + list(columns or {}):
         if name not in all_names:
             raise UnknownTableError(f"table {name!r} (named in an exclusion, key or column list) is in neither version",
                                     hint=f"tables found: {', '.join(sorted(all_names)) or 'none'}")
@@ -178,6 +234,13 @@ def plan_tables(
         sub_new = T.StructType([f for f in n_schema.fields if f.name in compared or
                                 (f.name not in drop and keep is None and f.name not in names_old)])
         found = _schema_problems(name, sub_old, sub_new)
+        retype_old: dict[str, T.DataType] = {}
+        retype_new: dict[str, T.DataType] = {}
+        notes: list[str] = []
+        if found:
+            retype_old, retype_new, notes = _reconcile(name, old[name], new[name], sub_old, sub_new)
+            sub_old, sub_new = _retyped_schema(sub_old, retype_old), _retyped_schema(sub_new, retype_new)
+            found = _schema_problems(name, sub_old, sub_new)
         if found:
             problems.extend(found)
             continue
@@ -196,7 +259,7 @@ def plan_tables(
         if not compared:
             raise ParameterError(f"every column of table {name} is excluded", hint=f"exclude the table instead: {name}")
         types = {f.name: f.dataType for f in sub_old.fields}
-        plans.append(TablePlan(name, tuple(compared), key, types))
+        plans.append(TablePlan(name, tuple(compared), key, types, retype_old, retype_new, tuple(notes)))
     if problems:
         raise SchemaMismatchError("the two versions have different schemas:\n  " + "\n  ".join(problems),
                                   hint="compare only versions with the same columns and types, "
@@ -910,14 +973,17 @@ def delta(
     """
     t0 = time.perf_counter()
     stage_list = _parse_stages(stages)
-    if abs_tol < 0 or rel_tol < 0:
-        raise ParameterError("tolerances must be non-negative", hint=f"got abs_tol={abs_tol}, rel_tol={rel_tol}")
+    abs_tol, rel_tol = _tolerance("abs_tol", abs_tol), _tolerance("rel_tol", rel_tol)
     spark = spark or get_spark()
-    old_db = read_database(old, spark)
-    new_db = read_database(new, spark)
+    old_db = dict(read_database(old, spark))
+    new_db = dict(read_database(new, spark))
     key_map = _normalise_keys(keys)
     plans, only_old, only_new = plan_tables(old_db, new_db, tables, _as_list(exclude), columns, key_map)
     messages: list[str] = []
+    for plan in plans:
+        old_db[plan.name] = retyped(old_db[plan.name], plan.retype_old)
+        new_db[plan.name] = retyped(new_db[plan.name], plan.retype_new)
+        messages.extend(plan.notes)
     for name in only_old:
         messages.append(f"table {name} is only in the old version; it is reported, not compared")
     for name in only_new:
@@ -941,10 +1007,13 @@ def delta(
                                                 reuse.get(plan.name), abs_tol, rel_tol, messages, seconds)
                 if progress is not None:
                     progress(stage_list[-1], plan.name, done, total)
-    except BaseException:
+    except BaseException as exc:
         for finished in results.values():  # a failed run keeps nothing cached
             for frame in finished.cached:
                 frame.unpersist()
+        failure = read_failure(exc) if isinstance(exc, Exception) and not isinstance(exc, DqkitError) else None
+        if failure is not None:
+            raise failure from exc
         raise
     if want_column and plans and not any(r.row_stats.get("differences", 0) for r in results.values()):
         messages.append("no differences were found in any table, so column validation stopped: "
@@ -956,6 +1025,18 @@ def delta(
     seconds["total"] = time.perf_counter() - t0
     return DeltaResult(results, only_old, only_new, stage_list, messages, params,
                        {k: round(v, 3) for k, v in seconds.items()})
+
+
+def _tolerance(name: str, value: float) -> float:
+    """A tolerance as a finite, non-negative float: NaN or infinity would hide every float change."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number < 0:
+        raise ParameterError(f"{name} must be a finite, non-negative number, not {value!r}",
+                             hint="NaN or infinity would count every change of a float column as equal")
+    return number
 
 
 def _parse_stages(stages: str | Iterable[str]) -> tuple[str, ...]:
@@ -1038,7 +1119,7 @@ def report_arguments(*, old: str, new: str, tables: str = "", keys: str = "", ex
                      sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
     """Check the delta report's parameters (strings from ``dqkit report``) and turn them into
     ``delta`` arguments; a bad path fails here, in seconds, before Spark starts."""
-    from dqkit.params import parse_keys, split_list
+    from dqkit.params import split_list
 
     if not str(old).strip() or not str(new).strip():
         raise ParameterError("the report needs both versions", hint="give them with -p old PATH -p new PATH")

@@ -527,3 +527,97 @@ def test_the_cached_fingerprint_aggregate_is_planned_without_partial_aggregation
         assert "partial_count" not in cached_plan
     finally:
         changed.unpersist()
+
+
+# ---------------------------------------------------------------- sources as users write them
+
+def _write_pandas(path, frame):
+    import pandas as pd
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(frame).to_parquet(path, index=False)
+
+
+def test_folders_of_one_parquet_file_per_table_compare_table_by_table(spark, tmp_path):
+    _write_pandas(tmp_path / "old" / "users.parquet", {"id": [1, 2], "name": ["a", "b"]})
+    _write_pandas(tmp_path / "old" / "orders.parquet", {"oid": [1], "id": [1]})
+    _write_pandas(tmp_path / "new" / "users.parquet", {"id": [1, 2], "name": ["a", "B"]})
+    _write_pandas(tmp_path / "new" / "orders.parquet", {"oid": [1], "id": [1]})
+    res = delta(tmp_path / "old", tmp_path / "new", keys={"users": "id"}, spark=spark)
+    assert sorted(res.tables) == ["orders", "users"]
+    assert res.tables["users"].row_stats["differences"] == 2
+    assert res.tables["orders"].row_stats["differences"] == 0
+    assert res.tables["users"].column_stats["name"]["count"] == 1
+
+
+def test_file_names_with_glob_characters_or_a_colon_compare_end_to_end(spark, tmp_path):
+    for side, second in (("old", "b"), ("new", "c")):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "users[1].csv").write_text(f"id,v\n1,a\n2,{second}\n")
+        (tmp_path / side / "a:b.csv").write_text(f"id,v\n1,{second}\n")
+    res = delta(tmp_path / "old", tmp_path / "new", keys={"users[1]": "id", "a:b": "id"}, spark=spark)
+    assert res.tables["users[1]"].row_stats["differences"] == 2
+    assert res.tables["a:b"].row_stats["differences"] == 2
+    assert res.tables["a:b"].column_stats["v"]["count"] == 1
+
+
+def test_a_ragged_csv_row_fails_with_the_file_and_line_instead_of_being_dropped(spark, tmp_path):
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+    (tmp_path / "old" / "t.csv").write_text("id,v\n1,a\n2,b\n")
+    (tmp_path / "new" / "t.csv").write_text("id,v\n1,a\n2,b,EXTRA\n")
+    with pytest.raises(SourceError, match=r"t\.csv has a malformed row, line 3: 3 fields where the header has 2"):
+        delta(tmp_path / "old", tmp_path / "new", spark=spark)
+
+
+def test_a_corrupt_parquet_file_found_by_a_job_is_a_source_error_naming_it(spark, tmp_path):
+    df = spark.createDataFrame([(i,) for i in range(4)], "id int")
+    df.write.parquet(str(tmp_path / "old" / "t"))
+    df.repartition(2).write.parquet(str(tmp_path / "new" / "t"))
+    parts = sorted((tmp_path / "new" / "t").glob("part-*.parquet"))
+    data = parts[-1].read_bytes()
+    parts[-1].write_bytes(data[:4] + b"\0" * (len(data) - 12) + data[-8:])  # footer intact, pages zeroed
+    (tmp_path / "new" / "t" / f".{parts[-1].name}.crc").unlink()
+    with pytest.raises(SourceError, match=parts[-1].name):
+        delta(tmp_path / "old", tmp_path / "new", spark=spark)
+
+
+@pytest.mark.parametrize("tolerances", [{"abs_tol": float("nan")}, {"abs_tol": float("inf")},
+                                        {"rel_tol": float("nan")}, {"abs_tol": "a lot"}])
+def test_a_non_finite_tolerance_is_refused(spark, tolerances):
+    df = spark.createDataFrame([(1, 1.5)], "id int, x double")
+    with pytest.raises(ParameterError, match="finite"):
+        delta({"t": df}, {"t": df}, keys={"t": "id"}, spark=spark, **tolerances)
+
+
+def test_excluding_a_table_that_does_not_exist_is_an_error(spark):
+    df = spark.createDataFrame([(1,)], "id int")
+    with pytest.raises(UnknownTableError, match="'userz'") as info:
+        delta({"users": df}, {"users": df}, exclude=["userz"], spark=spark)
+    assert "users" in info.value.hint
+
+
+def test_a_header_only_csv_beside_a_populated_one_is_zero_rows_against_n(spark, tmp_path):
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+    (tmp_path / "old" / "t.csv").write_text("id,v,d\n")
+    (tmp_path / "new" / "t.csv").write_text("id,v,d\n1,a,2020-01-01\n2,b,2020-01-02\n3,c,2020-01-03\n")
+    res = delta(tmp_path / "old", tmp_path / "new", keys={"t": "id"}, spark=spark)
+    s = res.tables["t"].row_stats
+    assert (s["rows_old"], s["rows_new"], s["differences"]) == (0, 3, 3)
+    assert any("old version has no rows" in m for m in res.messages)
+    assert res.row_delta("t").schema["id"].dataType.typeName() == "integer"
+
+
+def test_a_parquet_null_typed_column_is_compatible_with_any_type(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+    pq.write_table(pa.table({"id": [1, 2], "x": pa.array([None, None], pa.null())}), tmp_path / "old" / "t.parquet")
+    pq.write_table(pa.table({"id": [1, 2], "x": pa.array([None, 5], pa.int64())}), tmp_path / "new" / "t.parquet")
+    res = delta(tmp_path / "old", tmp_path / "new", keys={"t": "id"}, spark=spark)
+    assert res.tables["t"].row_stats["differences"] == 2
+    assert res.tables["t"].column_stats["x"]["null_changes"] == 1
+    assert res.tables["t"].plan.types["x"].typeName() == "long"
