@@ -12,7 +12,15 @@ before start-up), each after a warm-up, best of ``--repeat``:
 3. ``datacompy``:   ``SparkSQLCompare`` on the same key, then ``matches()`` and ``report()`` (DATE
                     columns passed as day numbers: datacompy 1.1 cannot compare dates on Spark 4);
 4. ``exceptall``:   ``old.exceptAll(new)`` and ``new.exceptAll(old)``, both counted;
-5. ``floor``:       one scan of both tables hashing every row (``xxhash64``, XOR-aggregated).
+5. ``spark-ext``:   G-Research spark-extension's ``diff`` on the same key (the ``pyspark-extension``
+                    wheel puts its JAR on PySpark's class path), the changed, inserted and deleted
+                    rows written to a noop sink, their counts observed in the same job;
+6. ``floor``:       one scan of both tables hashing every row (``xxhash64``, XOR-aggregated).
+
+Two scenarios (``--scenarios``): ``25%`` is the spec's test case 2 (every 'R' return flag turned into
+'r', about a quarter of the rows); ``0.1%`` keeps the same duplicates and new row but changes the flag
+of only one 'R' row in 250 (about 0.1 % of the rows), as two ETL versions that agree almost
+everywhere. Its NEW lineitem is derived once from the 25 % one into ``new_p0_1/lineitem``.
 
 Prints the times, peer/dqkit and dqkit/floor ratios and correctness checks against the spec §5
 formulas, and writes them as JSON to ``benchmarks/results/delta.json``. Not part of ``make test``.
@@ -34,7 +42,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 KEY = ["l_orderkey", "l_linenumber"]
-CONTENDERS = ("dqkit-row", "dqkit-full", "datacompy", "exceptall", "floor")
+CONTENDERS = ("dqkit-row", "dqkit-full", "datacompy", "exceptall", "spark-ext", "floor")
+SCENARIOS = ("25%", "0.1%")
+#: In the 0.1 % scenario, one 'R' row in this many keeps its change to 'r'.
+SPARSE_EVERY = 250
 
 
 def _scale_tag(scale: float) -> str:
@@ -55,6 +66,33 @@ def ensure_data(scale: float, data_dir: Path, seed: int, spark: Any) -> dict[str
     facts = tpch.generate_tpch(out, scale, seed=seed, spark=spark, overwrite=out.exists())
     print(f"data: generated in {time.perf_counter() - start:.1f} s (engine {facts['engine']})", flush=True)
     return facts
+
+
+def scenario_facts(facts: dict[str, Any], scenario: str, spark: Any) -> dict[str, Any]:
+    """The facts of one scenario: ``25%`` is the generated pair; ``0.1%`` derives a sparse NEW lineitem
+    (written once next to the data, then reused) in which only one changed 'R' row in
+    ``SPARSE_EVERY`` keeps its change, chosen by a hash of its key."""
+    if scenario == "25%":
+        return facts
+    from pyspark.sql import functions as F
+
+    from dqkit.data import tpch
+
+    base = Path(facts["new"]).parent
+    out = base / "new_p0_1"
+    meta = out / "facts.json"
+    if not meta.is_file():
+        print(f"data: deriving the 0.1% scenario into {out} ...", flush=True)
+        new_li = spark.read.parquet(facts["new"] + "/lineitem")
+        flag = F.col("l_returnflag")
+        keep = F.pmod(F.xxhash64(*[F.col(k) for k in KEY]), F.lit(SPARSE_EVERY)) == 0
+        sparse = new_li.withColumn("l_returnflag", F.when((flag == "r") & ~keep, F.lit("R")).otherwise(flag))
+        sparse.write.mode("overwrite").parquet((out / "lineitem").as_posix())
+        n_r = spark.read.parquet((out / "lineitem").as_posix()).filter(F.col("l_returnflag") == "r").count()
+        meta.write_text(json.dumps({"N_R": n_r}) + "\n")
+    n_r = json.loads(meta.read_text())["N_R"]
+    return {**facts, "new": out.as_posix(), "N_R": n_r,
+            "expected_row_stats": tpch.expected_row_stats(facts["N_L"], n_r, facts["N_O"])}
 
 
 def _noop(df: Any) -> None:
@@ -115,6 +153,17 @@ def make_contenders(spark: Any, facts: dict[str, Any]) -> dict[str, Callable[[],
         return {"old_minus_new": old_li.exceptAll(new_li).count(),
                 "new_minus_old": new_li.exceptAll(old_li).count()}
 
+    def spark_ext() -> dict[str, Any]:
+        from gresearch.spark.diff import diff  # noqa: F401 - adds DataFrame.diff
+        from pyspark.sql import Observation
+
+        seen = Observation("diff")
+        d = old_li.diff(new_li, *KEY)
+        kind = F.col("diff")
+        counted = d.observe(seen, *[F.count_if(kind == k).alias(k) for k in ("C", "I", "D", "N")])
+        _noop(counted.filter(kind != "N"))
+        return {k: int(v) for k, v in seen.get.items()}
+
     def floor() -> dict[str, Any]:
         def h(df: Any) -> Any:
             return df.select(F.xxhash64(*[F.col(c) for c in df.columns]).alias("h"))
@@ -122,7 +171,7 @@ def make_contenders(spark: Any, facts: dict[str, Any]) -> dict[str, Callable[[],
         return {"rows_scanned": int(row["n"])}
 
     return {"dqkit-row": dqkit_row, "dqkit-full": dqkit_full, "datacompy": datacompy_run,
-            "exceptall": exceptall, "floor": floor}
+            "exceptall": exceptall, "spark-ext": spark_ext, "floor": floor}
 
 
 def checks(name: str, out: dict[str, Any], facts: dict[str, Any]) -> list[str]:
@@ -155,32 +204,19 @@ def checks(name: str, out: dict[str, Any], facts: dict[str, Any]) -> list[str]:
             problems.append(f"one-sided rows {out['old_only_rows']}/{out['new_only_rows']}, expected 0/17")
         if out["unequal_by_column"] != {"l_returnflag": n_r}:
             problems.append(f"unequal columns {out['unequal_by_column']}, expected l_returnflag: {n_r}")
+    if name == "spark-ext":
+        # a keyed diff: the extra copies of a key pair with the old row and show as unchanged (N)
+        got = (out.get("C"), out.get("I"), out.get("D"))
+        if got != (n_r, 1, 0):
+            problems.append(f"changed/inserted/deleted {got}, expected ({n_r}, 1, 0)")
     if name == "floor" and out["rows_scanned"] != 2 * n_l + 17:
         problems.append(f"scanned {out['rows_scanned']} rows, expected {2 * n_l + 17}")
     return problems
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    from dqkit.session import get_spark
-
-    spark = get_spark(master=args.master, config={"spark.driver.memory": args.driver_memory})
-    facts = ensure_data(args.scale, Path(args.data_dir), args.seed, spark)
-    contenders = make_contenders(spark, facts)
-    warm_scale = args.warmup_scale if args.warmup_scale is not None else args.scale
-    if warm_scale != args.scale and args.warmup:
-        warm_facts = ensure_data(warm_scale, Path(args.data_dir), args.seed, spark)
-        warm_contenders = make_contenders(spark, warm_facts)
-    else:
-        warm_facts, warm_contenders = facts, contenders
-    chosen = [c for c in CONTENDERS if c in args.only] if args.only else list(CONTENDERS)
-    cores = os.cpu_count()
-    print(f"machine: {platform.machine()} {cores} cores, {platform.system()} {platform.release()}; "
-          f"Python {platform.python_version()}; Spark {spark.version}; master {spark.conf.get('spark.master')}; "
-          f"driver memory {spark.conf.get('spark.driver.memory', 'default')}; "
-          f"shuffle partitions {spark.conf.get('spark.sql.shuffle.partitions')}")
-    print(f"data: lineitem old {facts['N_L']:,} rows, new {facts['N_L'] + 17:,} rows "
-          f"('R' rows {facts['N_R']:,}); TPC-H SF {args.scale:g}, engine {facts['engine']}; "
-          f"warm-up at SF {warm_scale:g}", flush=True)
+def _time_contenders(spark: Any, chosen: list[str], contenders: dict[str, Callable[[], dict[str, Any]]],
+                     warm_contenders: dict[str, Callable[[], dict[str, Any]]], facts: dict[str, Any],
+                     warm_facts: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {}
     for name in chosen:
         warm_times, times = [], []
@@ -202,50 +238,97 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                          "answer": out, "problems": problems}
         for p in problems:
             print(f"  {name}: CHECK FAILED: {p}", flush=True)
+    return results
 
-    best = {n: r["best_seconds"] for n, r in results.items()}
+
+#: The goals per scenario: the full run's largest multiple of the floor.
+FLOOR_GOALS = {"25%": 8.0, "0.1%": 3.0}
+
+
+def _ratios_and_goals(best: dict[str, float], scenario: str) -> tuple[dict[str, float], dict[str, bool]]:
     ratios: dict[str, float] = {}
-    for peer in ("datacompy", "exceptall"):
+    for peer in ("datacompy", "exceptall", "spark-ext"):
         for mine in ("dqkit-row", "dqkit-full"):
             if peer in best and mine in best:
                 ratios[f"{peer} / {mine}"] = round(best[peer] / best[mine], 2)
     for mine in ("dqkit-row", "dqkit-full"):
         if mine in best and "floor" in best:
             ratios[f"{mine} / floor"] = round(best[mine] / best["floor"], 2)
+    goals: dict[str, bool] = {}
+    if {"dqkit-full", "spark-ext"} <= set(best):
+        goals["full dqkit run faster than spark-extension's diff"] = best["dqkit-full"] < best["spark-ext"]
+    if {"dqkit-row", "exceptall", "datacompy"} <= set(best):
+        goals["row validation faster than exceptAll both ways and datacompy"] = (
+            best["dqkit-row"] < best["exceptall"] and best["dqkit-row"] < best["datacompy"])
+    if {"dqkit-full", "floor"} <= set(best) and scenario in FLOOR_GOALS:
+        limit = FLOOR_GOALS[scenario]
+        goals[f"full dqkit run at most {limit:g}x the floor"] = best["dqkit-full"] <= limit * best["floor"]
+    return ratios, goals
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from dqkit.session import get_spark
+
+    spark = get_spark(master=args.master, config={"spark.driver.memory": args.driver_memory})
+    base_facts = ensure_data(args.scale, Path(args.data_dir), args.seed, spark)
+    warm_scale = args.warmup_scale if args.warmup_scale is not None else args.scale
+    warm_base = (ensure_data(warm_scale, Path(args.data_dir), args.seed, spark)
+                 if warm_scale != args.scale and args.warmup else base_facts)
+    chosen = [c for c in CONTENDERS if c in args.only] if args.only else list(CONTENDERS)
+    cores = os.cpu_count()
+    print(f"machine: {platform.machine()} {cores} cores, {platform.system()} {platform.release()}; "
+          f"Python {platform.python_version()}; Spark {spark.version}; master {spark.conf.get('spark.master')}; "
+          f"driver memory {spark.conf.get('spark.driver.memory', 'default')}; "
+          f"shuffle partitions {spark.conf.get('spark.sql.shuffle.partitions')}; "
+          f"load average at start {_load()}")
+    scenarios: dict[str, Any] = {}
+    for scenario in args.scenarios:
+        facts = scenario_facts(base_facts, scenario, spark)
+        warm_facts = scenario_facts(warm_base, scenario, spark) if warm_base is not base_facts else facts
+        contenders = make_contenders(spark, facts)
+        warm_contenders = make_contenders(spark, warm_facts) if warm_facts is not facts else contenders
+        print(f"scenario {scenario}: lineitem old {facts['N_L']:,} rows, new {facts['N_L'] + 17:,} rows, "
+              f"changed ('R' -> 'r') {facts['N_R']:,} rows; TPC-H SF {args.scale:g}, engine {facts['engine']}; "
+              f"warm-up at SF {warm_scale:g}", flush=True)
+        results = _time_contenders(spark, chosen, contenders, warm_contenders, facts, warm_facts, args)
+        best = {n: r["best_seconds"] for n, r in results.items()}
+        ratios, goals = _ratios_and_goals(best, scenario)
+        scenarios[scenario] = {"changed_rows": facts["N_R"], "results": results, "ratios": ratios, "goals": goals}
 
     command = " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv])
     print()
     print(f"command: {command}")
-    print(f"{'contender':<12} {'best s':>9}   runs")
-    for n, r in results.items():
-        print(f"{n:<12} {r['best_seconds']:9.2f}   {r['seconds']}" + ("   CHECK FAILED" if r["problems"] else ""))
-    print("ratios (>1 means the left side is slower):")
-    for k, v in ratios.items():
-        print(f"  {k:<26} {v:6.2f}")
-    goals = {}
-    if {"dqkit-row", "exceptall", "datacompy"} <= set(best):
-        goals["row validation faster than exceptAll both ways and datacompy"] = (
-            best["dqkit-row"] < best["exceptall"] and best["dqkit-row"] < best["datacompy"])
-    if {"dqkit-full", "floor"} <= set(best):
-        goals["full dqkit run at most 4x the floor"] = best["dqkit-full"] <= 4 * best["floor"]
-    for g, ok in goals.items():
-        print(f"goal: {g}: {'MET' if ok else 'NOT MET'}")
+    print(f"load average at end: {_load()}")
+    for scenario, sc in scenarios.items():
+        print(f"\nscenario {scenario} ({sc['changed_rows']:,} changed rows)")
+        print(f"{'contender':<12} {'best s':>9}   runs")
+        for n, r in sc["results"].items():
+            print(f"{n:<12} {r['best_seconds']:9.2f}   {r['seconds']}" + ("   CHECK FAILED" if r["problems"] else ""))
+        print("ratios (>1 means the left side is slower):")
+        for k, v in sc["ratios"].items():
+            print(f"  {k:<26} {v:6.2f}")
+        for g, ok in sc["goals"].items():
+            print(f"goal: {g}: {'MET' if ok else 'NOT MET'}")
     report = {
         "command": command, "scale": args.scale, "seed": args.seed, "warmup": args.warmup,
         "warmup_scale": warm_scale, "repeat": args.repeat,
         "machine": {"cores": cores, "platform": platform.platform(), "python": platform.python_version(),
-                    "load_average_at_end": list(os.getloadavg()) if hasattr(os, "getloadavg") else None},
+                    "load_average_at_end": _load()},
         "spark": {"version": spark.version, "master": spark.conf.get("spark.master"),
                   "driver_memory": spark.conf.get("spark.driver.memory", None),
                   "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions")},
-        "data": {k: facts[k] for k in ("engine", "N_L", "N_R", "N_O", "duplicated", "new_row")},
-        "results": results, "ratios": ratios, "goals": goals,
+        "data": {k: base_facts[k] for k in ("engine", "N_L", "N_R", "N_O", "duplicated", "new_row")},
+        "scenarios": scenarios,
     }
     out_path = Path(args.results)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
     print(f"results: {out_path}")
     return report
+
+
+def _load() -> list[float] | None:
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup-scale", type=float, default=None,
                         help="run the warm-ups on data of this scale (default: --scale)")
     parser.add_argument("--only", nargs="+", choices=CONTENDERS, help="run only these contenders")
+    parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS),
+                        help="fractions of changed rows to run (default: both)")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--driver-memory", default="8g")
     parser.add_argument("--data-dir", default=str(HERE / "data"))

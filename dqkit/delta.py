@@ -975,8 +975,10 @@ def delta(
     stage_list = _parse_stages(stages)
     abs_tol, rel_tol = _tolerance("abs_tol", abs_tol), _tolerance("rel_tol", rel_tol)
     spark = spark or get_spark()
+    t_read = time.perf_counter()
     old_db = dict(read_database(old, spark))
     new_db = dict(read_database(new, spark))
+    t_plan = time.perf_counter()
     key_map = _normalise_keys(keys)
     plans, only_old, only_new = plan_tables(old_db, new_db, tables, _as_list(exclude), columns, key_map)
     messages: list[str] = []
@@ -998,7 +1000,10 @@ def delta(
     reuse = previous.tables if previous is not None else {}
 
     results: dict[str, TableDelta] = {}
-    seconds = {"dedup": 0.0, "row": 0.0, "column": 0.0}
+    # every step of the run has a stage, so the stages add up to the total: session start-up and
+    # argument checks ("start"), source listing and schema reads ("read"), plan validation ("plan")
+    seconds = {"start": t_read - t0, "read": t_plan - t_read, "plan": time.perf_counter() - t_plan,
+               "dedup": 0.0, "row": 0.0, "column": 0.0}
     total = len(plans)
     try:
         with cancellable("the comparison"):
@@ -1015,6 +1020,7 @@ def delta(
         if failure is not None:
             raise failure from exc
         raise
+    t_finish = time.perf_counter()
     if want_column and plans and not any(r.row_stats.get("differences", 0) for r in results.values()):
         messages.append("no differences were found in any table, so column validation stopped: "
                         "there is nothing to compare column by column")
@@ -1022,7 +1028,9 @@ def delta(
               "exclude": _as_list(exclude), "keys": {k: list(v) for k, v in key_map.items()},
               "stages": list(stage_list), "abs_tol": abs_tol, "rel_tol": rel_tol,
               "_sources": {"old": old_db, "new": new_db}, "_old_source": old, "_new_source": new}
-    seconds["total"] = time.perf_counter() - t0
+    t_end = time.perf_counter()
+    seconds["finish"] = t_end - t_finish
+    seconds["total"] = t_end - t0
     return DeltaResult(results, only_old, only_new, stage_list, messages, params,
                        {k: round(v, 3) for k, v in seconds.items()})
 

@@ -44,6 +44,13 @@ def test_users_example_has_71_4_percent_difference(users_result):
     assert not users_result.identical
 
 
+def test_the_stage_seconds_account_for_the_whole_total(users_result):
+    seconds = users_result.seconds
+    assert {"read", "plan", "dedup", "row", "column"} <= set(seconds)
+    stages = sum(v for k, v in seconds.items() if k != "total")
+    assert abs(stages - seconds["total"]) <= 0.1 * seconds["total"] + 0.5
+
+
 def test_users_dedup_gives_row_count_2_for_the_duplicated_id(users_result):
     ddb2 = {r.id: r.row_count for r in users_result.dedup("users", "new").collect()}
     assert ddb2 == {1: 1, 2: 2, 3: 1, 4: 1}
