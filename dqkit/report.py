@@ -79,6 +79,11 @@ register_report(ReportSpec(
                 "exclude": ("exclude", ","), "exclusion": ("exclude", ",")},
     paths=("old", "new", "output")))
 
+register_report(ReportSpec(
+    "rules", "rules_report", "dqkit.detect:report_arguments",
+    "a table checked against FDs and denial constraints (BigDansing detection)",
+    paths=("table", "rules", "output")))
+
 
 class ReportError(DqkitError):
     """A report notebook failed while executing; the executed notebook has the error at the top."""

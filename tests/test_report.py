@@ -130,3 +130,16 @@ def test_report_cli_lists_the_template_parameters(capsys, tmp_path):
     assert main(["report", "delta", "--list-parameters", "-o", str(tmp_path)]) == 0
     listing = capsys.readouterr().out
     assert "keys" in listing and "abs_tol = 0.0" in listing
+
+
+def test_the_rules_report_runs_through_the_same_registry(tmp_path, capsys):
+    data = DATA.parent
+    out = tmp_path / "rules"
+    code = main(["report", "rules", "-p", "table", str(data / "bigdansing_table1.csv"), "-p", "rules",
+                 str(data / "bigdansing_table1_rules.yaml"), "-p", "key", "tid", "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    html = (out / "rules_report.html").read_text()
+    assert ">VIOLATIONS<" in html and "4 violations of 2 of 2 rules" in html
+    assert "First candidate fixes" in html and "<script" not in html.lower()
+    assert f"-o {out}" in html  # the reproduce line names the folder it was written to

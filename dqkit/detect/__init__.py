@@ -628,3 +628,23 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
         scan_seconds=scan_seconds, shared_scope=scope if shared else None)
 
+
+
+def report_arguments(*, table: str, rules: str, key: str = "", sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
+    """Check the rules report's parameters (strings from ``dqkit report``) and turn them into
+    ``detect`` arguments; a missing table or a bad rules file fails here, before Spark starts."""
+    from pathlib import Path
+
+    from dqkit.errors import SourceError
+    from dqkit.rules import load_rules
+
+    text = str(table).strip()
+    if not text:
+        raise ParameterError("the report needs a table", hint="give it with -p table PATH")
+    if not text.startswith("catalog:") and not Path(text).exists():
+        raise SourceError(f"the table does not exist: {text}", hint="give a Parquet, CSV or JSON path, or catalog:db.t")
+    if not str(rules).strip():
+        raise ParameterError("the report needs rules", hint="give a rules file with -p rules FILE")
+    if isinstance(sample_rows, bool) or not isinstance(sample_rows, int) or sample_rows < 0:
+        raise ParameterError(f"sample_rows must be a whole number of rows (0 or more), got {sample_rows!r}")
+    return {"table": text, "rules": load_rules(str(rules)), "key": str(key).strip() or None, "name": text}
