@@ -37,6 +37,20 @@ def add_list_option(p: argparse.ArgumentParser, flag: str, metavar: str, help: s
     p.add_argument(flag, action="append", default=[], metavar=metavar, help=help + " (repeat for more)")
 
 
+def terminal_progress(command: str, unit: str):
+    """A kernel progress callback printing ``done/total UNIT done`` on one stderr line, when it is a
+    terminal (None otherwise, so logs and pipes stay clean)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(stage: str, item: str, done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rdqkit {command}: {done}/{total} {unit} done (last: {item})".ljust(60), end=end,
+              file=sys.stderr, flush=True)
+
+    return show
+
+
 def check_out(args: argparse.Namespace, inputs: Iterable[Any]) -> None:
     """Refuse a bad ``--out`` before any work: overlapping an input, existing, or under a file."""
     if getattr(args, "out", None):

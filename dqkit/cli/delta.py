@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit
+from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit, terminal_progress
 from dqkit.params import parse_keys, split_list
 
 
@@ -36,16 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
     keys = parse_keys(args.key)
     check_out(args, [args.old, args.new])
-    progress = _terminal_progress() if sys.stderr.isatty() else None
+    progress = terminal_progress("delta", "tables")
     result = delta(args.old, args.new, tables=split_list(args.tables) or None, exclude=split_list(args.exclude),
                    keys=keys, stages=args.stages, abs_tol=args.abs_tol, rel_tol=args.rel_tol, progress=progress)
     return emit(result, args, sample_rows=args.sample_rows)
 
-
-def _terminal_progress():
-    def show(stage: str, table: str, done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\rdqkit delta: {done}/{total} tables done (last: {table})".ljust(60), end=end,
-              file=sys.stderr, flush=True)
-
-    return show

@@ -5,9 +5,8 @@ Exit 0 when no rule is violated, 1 when some are, 2 on error.
 from __future__ import annotations
 
 import argparse
-import sys
 
-from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit
+from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit, terminal_progress
 from dqkit.errors import ParameterError
 
 
@@ -40,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     check_out(args, [args.table, *args.rules])
     rules = [r for path in args.rules for r in load_rules(path)]
     mode = "count" if args.count_only else ("sample" if args.sample is not None else "violations")
-    progress = _terminal_progress() if sys.stderr.isatty() else None
+    progress = terminal_progress("detect", "rules")
     result = detect(args.table, rules, key=args.key, mode=mode, sample=args.sample, nb_parts=args.nb_parts,
                     name=str(args.table), progress=progress)
     explain = result.explain() if args.explain else None
@@ -48,11 +47,3 @@ def run(args: argparse.Namespace) -> int:
                 extra={"explain": explain} if explain else None,
                 text_suffix=f"\n\n{explain}" if explain else "")
 
-
-def _terminal_progress():
-    def show(stage: str, rule: str, done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\rdqkit detect: {done}/{total} rules done (last: {rule})".ljust(60), end=end,
-              file=sys.stderr, flush=True)
-
-    return show
