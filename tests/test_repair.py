@@ -175,3 +175,29 @@ def test_the_result_renders_and_saves_repaired_table_and_changes(repaired1, tmp_
     assert where.endswith("out")
     with pytest.raises(ParameterError, match="exists"):
         repaired1.save(tmp_path / "out")
+
+
+# ------------------------------------------------------------------------------------------ CLI
+def test_cli_repair_saves_the_repaired_table_and_exits_0(spark, tmp_path, capsys):
+    from dqkit.cli import main
+
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - name: phiF\n    rule: \"zipcode -> city\"\n")
+    out = tmp_path / "out"
+    assert main(["repair", TABLE1, "--rules", str(rules), "--key", "tid", "--out", str(out),
+                 "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "REPAIRED" and d["iterations"] == 1 and d["violations_per_rule"][0] == {"phiF": 2}
+    repaired = {r["tid"]: r["city"] for r in spark.read.parquet(str(out / "repaired")).collect()}
+    assert repaired["t4"] == "LA"
+    # an existing --out without --overwrite is refused before any work (exit 2)
+    assert main(["repair", TABLE1, "--rules", str(rules), "--key", "tid", "--out", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_cli_repair_exits_1_when_violations_without_a_fix_remain(tmp_path, capsys):
+    from dqkit.cli import main
+
+    assert main(["repair", TABLE1, "--rules", RULES1, "--key", "tid"]) == 1
+    text = capsys.readouterr().out
+    assert "VIOLATIONS REMAIN" in text and "phiD" in text and "Violations without a fix" in text

@@ -49,7 +49,15 @@ class ViolationHypergraph:
         cells = F.transform("cells", _cell_key)
         edges = self.hyperedges.where(F.size("cells") > 0).select(
             F.explode(cells).alias("src"), F.array_min(cells).alias("dst"))
-        return run_connected_components(edges)
+        run = run_connected_components(edges)
+        # materialised once: sizes, exports and per-violation components all read it
+        return type(run)(run.components.localCheckpoint(), run.iterations)
+
+    @functools.cached_property
+    def _hyperedge_components(self) -> DataFrame:
+        first = self.hyperedges.where(F.size("cells") > 0).select(
+            "violation_id", "rule", F.array_min(F.transform("cells", _cell_key)).alias("node"))
+        return first.join(self._run.components, "node").select("violation_id", "rule", "component").localCheckpoint()
 
     @property
     def iterations(self) -> int:
@@ -64,9 +72,7 @@ class ViolationHypergraph:
 
     def hyperedge_components(self) -> DataFrame:
         """``(violation_id, rule, component)``: the component of each violation that names a cell."""
-        first = self.hyperedges.where(F.size("cells") > 0).select(
-            "violation_id", "rule", F.array_min(F.transform("cells", _cell_key)).alias("node"))
-        return first.join(self._run.components, "node").select("violation_id", "rule", "component")
+        return self._hyperedge_components
 
     def component_sizes(self) -> DataFrame:
         """``(component, cells, violations)``, largest first (ties by component id)."""
@@ -90,8 +96,9 @@ class ViolationHypergraph:
         target = (F.col("component.tid") == F.lit(tid)) & (F.col("component.attr") == F.lit(attr))
         ids = self.hyperedge_components().where(target).select("violation_id")
         edges = self.hyperedges.join(ids, "violation_id", "left_semi")
-        ncells = self.components.where(target).count()
-        nviol = edges.count()
+        counts = (self.components.where(target).select(F.lit(1).alias("c"), F.lit(0).alias("v"))
+                  .union(ids.select(F.lit(0).alias("c"), F.lit(1).alias("v"))).agg(F.sum("c"), F.sum("v")).collect()[0])
+        ncells, nviol = int(counts[0] or 0), int(counts[1] or 0)
         if ncells == 0:
             raise ParameterError(f"no component {tid}.{attr} in this hypergraph",
                                  hint="take a component id from component_sizes() or components")
@@ -122,7 +129,7 @@ def _component_key(component: Any) -> tuple[Any, str]:
 
 def violation_hypergraph(result: Any) -> ViolationHypergraph:
     """The hypergraph of a ``DetectionResult``: its violations as hyperedges over the cells their
-    candidate fixes name, each with its fixes. Violations without fixes are hyperedges with no cell
+    candidate fixes name, each with its fixes (built now, held by Spark, never by the driver). Violations without fixes are hyperedges with no cell
     (they cannot be repaired and join no component)."""
     if getattr(result, "mode", None) == "count":
         raise ParameterError("a count-only detection has no violations to build a hypergraph from",
@@ -144,5 +151,6 @@ def violation_hypergraph(result: Any) -> ViolationHypergraph:
         violation_id(v["rule"], v["t1"], v["t2"]).alias("violation_id"), v["rule"].alias("rule"),
         F.coalesce(per["cells"], F.array().cast(cell_t)).alias("cells"),
         F.coalesce(per["fixes"], F.array().cast(fix_t)).alias("fixes"))
+    hyper = hyper.localCheckpoint()  # read by cells, components and exports: built once
     cells = hyper.select(F.explode("cells").alias("c")).select("c.tid", "c.attr", "c.value").distinct()
     return ViolationHypergraph(cells, hyper)
