@@ -4,6 +4,7 @@ The facade names each system's entry point by what it does, so no name collides 
 
 * ``dqkit.compare_databases(old, new, ...)`` -> ``DeltaResult`` (Diftong; module ``dqkit.delta``)
 * ``dqkit.detect_violations(table, rules, ...)`` -> ``DetectionResult`` (BigDansing; ``dqkit.detect``)
+* ``dqkit.repair_table(table, rules, ...)`` -> ``RepairResult`` (BigDansing §5; ``dqkit.repair``)
 
 Result types and rule helpers are reachable here too. Everything is imported on first use, so
 ``import dqkit`` stays light (no Spark, no pandas).
@@ -22,9 +23,11 @@ _LAZY = {
     "get_spark": ("dqkit.session", "get_spark"),
     "compare_databases": ("dqkit.delta", "delta"),
     "detect_violations": ("dqkit.detect", "detect"),
+    "repair_table": ("dqkit.repair", "repair"),
     "Result": ("dqkit.result", "Result"),
     "DeltaResult": ("dqkit.delta", "DeltaResult"),
     "DetectionResult": ("dqkit.detect", "DetectionResult"),
+    "RepairResult": ("dqkit.repair", "RepairResult"),
     "parse_rule": ("dqkit.rules", "parse_rule"),
     "load_rules": ("dqkit.rules", "load_rules"),
 }

@@ -1,0 +1,78 @@
+"""Distributed connected components (dqkit.components) against networkx."""
+from __future__ import annotations
+
+import random
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dqkit.components import connected_components, run_connected_components
+from dqkit.errors import ParameterError, UnknownColumnError
+
+
+def partition(rows) -> dict:
+    return {r["node"]: r["component"] for r in rows}
+
+
+def nx_labels(edges) -> dict:
+    g = nx.Graph()
+    g.add_edges_from(edges)
+    return {n: min(c) for c in nx.connected_components(g) for n in c}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14)), min_size=1, max_size=25))
+def test_components_equal_networkx_on_random_graphs(spark, edges):
+    # random graphs: disconnected parts, self-loops, duplicate and reversed edges
+    df = spark.createDataFrame(edges, "src int, dst int")
+    assert partition(connected_components(df).collect()) == nx_labels(edges)
+
+
+def test_a_long_shuffled_chain_is_one_component_found_in_few_rounds(spark):
+    ids = list(range(200))
+    random.Random(3).shuffle(ids)
+    edges = [(ids[i], ids[i + 1]) for i in range(199)]
+    run = run_connected_components(spark.createDataFrame(edges, "src long, dst long"))
+    assert partition(run.components.collect()) == nx_labels(edges)
+    assert run.iterations <= 12  # O(log² n), not the O(n) of plain label propagation
+
+
+def test_string_nodes_get_the_smallest_node_as_component(spark):
+    edges = [("b", "a"), ("zz", "c"), ("c", "y"), ("q", "q")]
+    got = partition(connected_components(spark.createDataFrame(edges, "u string, v string"), "u", "v").collect())
+    assert got == {"a": "a", "b": "a", "c": "c", "y": "c", "zz": "c", "q": "q"}
+
+
+def test_isolated_nodes_appear_only_as_self_edges_and_null_ends_are_ignored(spark):
+    df = spark.createDataFrame([(1, 1), (2, None), (None, None), (3, 4)], "src int, dst int")
+    assert partition(connected_components(df).collect()) == {1: 1, 3: 3, 4: 3}
+
+
+def test_struct_cells_are_nodes(spark):
+    df = spark.createDataFrame([(("t4", "city"), ("t2", "city")), (("t6", "city"), ("t4", "city"))],
+                               "src struct<tid:string,attr:string>, dst struct<tid:string,attr:string>")
+    got = {tuple(r["node"]): tuple(r["component"]) for r in connected_components(df).collect()}
+    assert set(got.values()) == {("t2", "city")} and len(got) == 3
+
+
+def test_components_are_the_same_whatever_the_partitioning(spark):
+    rng = random.Random(5)
+    edges = [(rng.randrange(60), rng.randrange(60)) for _ in range(70)]
+    df = spark.createDataFrame(edges, "src int, dst int")
+    a = partition(connected_components(df.repartition(1)).collect())
+    b = partition(connected_components(df.repartition(7, "dst")).collect())
+    assert a == b == nx_labels(edges)
+
+
+def test_empty_edges_give_no_nodes(spark):
+    assert connected_components(spark.createDataFrame([], "src int, dst int")).count() == 0
+
+
+def test_bad_edge_columns_are_refused_before_any_job(spark):
+    df = spark.createDataFrame([(1, "a")], "src int, dst string")
+    with pytest.raises(ParameterError, match="different types"):
+        connected_components(df)
+    with pytest.raises(UnknownColumnError, match="'from'"):
+        connected_components(df, src="from")
