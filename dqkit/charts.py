@@ -118,3 +118,83 @@ def save_all(figs: Sequence[tuple[str, Figure]], folder) -> list[str]:
         fig.savefig(Path(folder) / f"{name}.png", dpi=100)
         names.append(f"{name}.png")
     return names
+
+
+#: Colours of the rules in a violation graph (cycled when there are more rules).
+RULE_COLOURS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c",
+                "#ccb974", "#64b5cd")
+
+
+def violation_graph(g: "networkx.Graph", title: str = "Violation graph", max_labels: int = 60) -> Figure:  # noqa: F821
+    """One bounded component of the violation hypergraph, drawn as its incidence graph.
+
+    ``g`` is what ``ViolationHypergraph.to_networkx`` returns: cell nodes (``kind="cell"``, labelled
+    ``tid.attr = value``) and violation nodes (``kind="violation"``, ``rule``), an edge from each
+    violation to each of its cells. Cells are labelled circles; violations are small squares; edges
+    and squares take their rule's colour, named in the legend. The layout is deterministic (a seeded
+    spring layout over the nodes in sorted order), so the same component always looks the same. At
+    most ``max_labels`` cells are labelled (those in most violations first); the title says so.
+    """
+    import networkx as nx
+    from matplotlib.collections import LineCollection
+    from matplotlib.lines import Line2D
+
+    def order(node: object) -> tuple[str, str]:
+        return (g.nodes[node].get("kind", ""), repr(node))
+
+    nodes = sorted(g.nodes, key=order)
+    cells = [n for n in nodes if g.nodes[n].get("kind") == "cell"]
+    violations = [n for n in nodes if g.nodes[n].get("kind") == "violation"]
+    rules = sorted({str(g.nodes[n].get("rule")) for n in violations} |
+                   {str(d.get("rule")) for _, _, d in g.edges(data=True)})
+    colour = {r: RULE_COLOURS[i % len(RULE_COLOURS)] for i, r in enumerate(rules)}
+
+    n = len(nodes)
+    side = min(11.0, 5.0 + 0.12 * n)
+    fig = Figure(figsize=(side, side * 0.75), layout="constrained")
+    ax = fig.subplots()
+    ax.set_axis_off()
+    if not n:
+        ax.text(0.5, 0.5, "nothing to show", ha="center", va="center", transform=ax.transAxes, **PLAIN)
+        ax.set_title(title, **PLAIN)
+        return fig
+
+    ordered = nx.Graph()
+    ordered.add_nodes_from(nodes)
+    ordered.add_edges_from(sorted(g.edges, key=lambda e: (order(e[0]), order(e[1]))))
+    pos = nx.spring_layout(ordered, seed=7, k=1.6 / max(1.0, n ** 0.5), iterations=200)
+
+    for rule in rules:  # edges, one collection per rule so the colours say which rule
+        segments = [(pos[u], pos[v]) for u, v, d in g.edges(data=True) if str(d.get("rule")) == rule]
+        if segments:
+            ax.add_collection(LineCollection(segments, colors=colour[rule], linewidths=1.4, alpha=0.8, zorder=1))
+    if cells:
+        xy = [pos[c] for c in cells]
+        ax.scatter([p[0] for p in xy], [p[1] for p in xy], s=220, c="#f6f8fa", edgecolors="#57606a",
+                   linewidths=1.0, zorder=2)
+    for rule in rules:
+        vs = [v for v in violations if str(g.nodes[v].get("rule")) == rule]
+        if vs:
+            ax.scatter([pos[v][0] for v in vs], [pos[v][1] for v in vs], s=45, marker="s", c=colour[rule],
+                       zorder=3)
+
+    labelled = sorted(cells, key=lambda c: (-g.degree(c), order(c)))[:max(0, max_labels)]
+    for c in labelled:
+        text = str(g.nodes[c].get("label") or c)
+        text = text if len(text) <= 40 else text[:39] + "…"
+        ax.annotate(text, pos[c], xytext=(0, 8), textcoords="offset points", fontsize=8, ha="center",
+                    va="bottom", zorder=4, bbox={"boxstyle": "round,pad=0.15", "facecolor": "white",
+                                                 "edgecolor": "none", "alpha": 0.75}, **PLAIN)
+    ax.margins(0.18)
+
+    handles = [Line2D([0], [0], color=colour[r], marker="s", linewidth=1.4) for r in rules]
+    counts = {r: sum(1 for v in violations if str(g.nodes[v].get("rule")) == r) for r in rules}
+    legend = ax.legend(handles, [f"{r} ({counts[r]} violation{'s' if counts[r] != 1 else ''})" for r in rules],
+                       loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False, title="rule")
+    for t in [*legend.get_texts(), legend.get_title()]:
+        t.set_parse_math(False)
+    shown = f"{len(cells)} cells, {len(violations)} violations"
+    if len(labelled) < len(cells):
+        shown += f"; labels on {len(labelled)} cells"
+    ax.set_title(f"{title} ({shown})", **PLAIN)
+    return fig

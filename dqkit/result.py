@@ -198,8 +198,63 @@ def check_output_target(target: str | os.PathLike, inputs: Iterable[Any] = (), o
     if out.exists() and not overwrite:
         raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass overwrite "
                                                               "(--overwrite) to replace it")
-    if out.exists() and not out.is_dir():
+    if out.exists() and not out.is_dir() and out.suffix.lower() not in TABLE_FILE_SUFFIXES:
         raise ParameterError(f"the output {out} is a file, not a folder", hint="choose a folder path")
+
+
+TABLE_FILE_SUFFIXES = (".csv", ".parquet")
+
+
+def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[Any] = (),
+                     overwrite: bool = False) -> list[str]:
+    """Write each DataFrame as one file (``.csv`` with a header, or ``.parquet``), rows in order.
+
+    All files are written into a temporary folder beside the first target and only then renamed into
+    place, so a failure leaves no file behind. An existing target is refused unless ``overwrite``; a
+    target that is a folder, or is or lies inside an input, is always refused.
+    """
+    import glob
+    import shutil
+    import uuid
+
+    targets = {Path(os.fspath(t)).expanduser().resolve(): df for t, df in files.items()}
+    for out in targets:
+        if out.suffix.lower() not in TABLE_FILE_SUFFIXES:
+            raise ParameterError(f"cannot tell the format of {out}", hint="end the file name in .csv or .parquet")
+        for source in inputs:
+            if not isinstance(source, (str, os.PathLike)) or os.fspath(source).startswith(CATALOG_PREFIX):
+                continue
+            inp = Path(os.fspath(source)).expanduser().resolve()
+            if out == inp or _inside(out, inp):
+                raise ParameterError(f"the output {out} would overwrite the input {inp}",
+                                     hint="write the output outside every input")
+        if out.is_dir():
+            raise ParameterError(f"the output {out} is a folder, not a file", hint="name a .csv or .parquet file")
+        if out.exists() and not overwrite:
+            raise ParameterError(f"the output {out} exists", hint="choose a new name, or pass overwrite "
+                                                                  "(--overwrite) to replace it")
+    first = next(iter(targets))
+    first.parent.mkdir(parents=True, exist_ok=True)
+    tmp = first.parent / f".dqkit-tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+        staged = []
+        for i, (out, df) in enumerate(targets.items()):
+            sub = tmp / str(i)
+            writer = df.coalesce(1).write  # one task reads the (sorted) partitions in order
+            if out.suffix.lower() == ".csv":
+                writer.option("header", True).csv(sub.as_posix())
+            else:
+                writer.parquet(sub.as_posix())
+            parts = sorted(glob.glob((sub / "part-*").as_posix()))
+            if len(parts) != 1:
+                raise ParameterError(f"Spark wrote {len(parts)} files for {out.name}, expected one")
+            staged.append((Path(parts[0]), out))
+        for part, out in staged:
+            os.replace(part, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [str(t) for t in targets]
 
 
 def _inside(child: Path, parent: Path) -> bool:

@@ -1,8 +1,9 @@
 """dqkit's widget layer (the design card's widgets/ folder, installed as ``dqkit.widgets``).
 
 Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers``) that call dqkit's
-public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections) and
-``DeltaExplorer``; ``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
+public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections),
+``DeltaExplorer``, ``RulePicker`` (rules with live validation) and ``ViolationExplorer`` (detect, repair,
+violation graphs); ``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
 """
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from dqkit.widgets.delta_explorer import DeltaExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
 from dqkit.widgets.result_view import ExplorerBase, ResultView
+from dqkit.widgets.rules_explorer import (
+    RulePicker, RuleProblem, RulesController, ViolationController, ViolationExplorer, ViolationRun,
+)
 
-__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "ResultView", "RunController",
-           "SparkProgress", "TableListing", "TablePicker"]
+__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "ResultView", "RulePicker",
+           "RuleProblem", "RulesController", "RunController", "SparkProgress", "TableListing", "TablePicker",
+           "ViolationController", "ViolationExplorer", "ViolationRun"]

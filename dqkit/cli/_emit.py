@@ -37,6 +37,24 @@ def add_list_option(p: argparse.ArgumentParser, flag: str, metavar: str, help: s
     p.add_argument(flag, action="append", default=[], metavar=metavar, help=help + " (repeat for more)")
 
 
+def add_table_and_rules(p: argparse.ArgumentParser) -> None:
+    """The arguments every rules subcommand takes: ``TABLE``, ``--rules FILE`` (repeatable), ``--key``."""
+    p.add_argument("table", help="Parquet/CSV/JSON path or catalog:db.table")
+    add_list_option(p, "--rules", "FILE", "rules file: YAML or text, one rule per line")
+    p.add_argument("--key", help="column identifying tuples (default: a deterministic content id)")
+
+
+def load_rule_files(args: argparse.Namespace) -> list[Any]:
+    """The rules of every ``--rules`` file, after checking ``--out`` against the inputs (before any work)."""
+    from dqkit.errors import ParameterError
+    from dqkit.rules import load_rules
+
+    if not args.rules:
+        raise ParameterError("no rules given", hint="pass --rules FILE (repeat for several files)")
+    check_out(args, [args.table, *args.rules])
+    return [r for path in args.rules for r in load_rules(path)]
+
+
 def terminal_progress(command: str, unit: str):
     """A kernel progress callback printing ``done/total UNIT done`` on one stderr line, when it is a
     terminal (None otherwise, so logs and pipes stay clean)."""

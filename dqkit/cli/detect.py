@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit, terminal_progress
+from dqkit.cli._emit import add_output_options, add_table_and_rules, emit, load_rule_files, terminal_progress
 from dqkit.errors import ParameterError
 
 
@@ -15,9 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "detect", help="detect violations of FDs and denial constraints",
         description="Detect violations of rules (FDs, denial constraints) in a table. "
                     "Exit 0: no violation; 1: violations; 2: error.")
-    p.add_argument("table", help="Parquet/CSV/JSON path or catalog:db.table")
-    add_list_option(p, "--rules", "FILE", "rules file: YAML or text, one rule per line")
-    p.add_argument("--key", help="column identifying tuples (default: a deterministic content id)")
+    add_table_and_rules(p)
     p.add_argument("--count-only", action="store_true", help="count violations without materialising them")
     p.add_argument("--sample", type=int, metavar="N", help="keep at most N violations per rule")
     add_output_options(p, "summary, plan, violations and candidate fixes")
@@ -28,16 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dqkit.detect import detect
-    from dqkit.rules import load_rules
 
-    if not args.rules:
-        raise ParameterError("no rules given", hint="pass --rules FILE (repeat for several files)")
     if args.count_only and args.sample is not None:
         raise ParameterError("--count-only and --sample exclude each other")
     if args.sample is not None and args.sample < 1:
         raise ParameterError("--sample needs N >= 1")
-    check_out(args, [args.table, *args.rules])
-    rules = [r for path in args.rules for r in load_rules(path)]
+    rules = load_rule_files(args)
     mode = "count" if args.count_only else ("sample" if args.sample is not None else "violations")
     progress = terminal_progress("detect", "rules")
     result = detect(args.table, rules, key=args.key, mode=mode, sample=args.sample, nb_parts=args.nb_parts,

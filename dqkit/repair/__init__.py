@@ -1,24 +1,33 @@
 """Repair (BigDansing §5, R29–R35): detect -> repair until no violation with a fix remains.
 
 ``repair(table, rules)`` alternates detection (``dqkit.detect``) and a repair step on the candidate
-fixes, as BigDansing §2.2 does, and returns a ``RepairResult``:
+fixes, as BigDansing §2.2 does, and returns a ``RepairResult``. The repair step is chosen by ``method``:
 
-* method ``"equivalence-class"`` (``"auto"`` picks it): the cells joined by ``cell = cell`` fixes form
-  equivalence classes, each set to its most frequent value (``dqkit.repair.equivalence``); this repairs
-  FDs and DCs with equality fixes, several rules together (R35);
-* the changes of a round are applied by a left join on the tuple id (R34): same rows, same columns and
-  types; the input is never modified;
-* a cell changed ``freeze_after`` times is frozen (never changed again), so rules that pull a cell two
-  ways cannot loop (§2.2); the loop also stops after ``max_iterations`` rounds, or when the remaining
-  violations have no fix the method can apply (they are reported, not looped on).
+* ``"equivalence-class"``: the cells joined by ``cell = cell`` fixes form equivalence classes, each set
+  to its most frequent value (``dqkit.repair.equivalence``); this repairs FDs and DCs whose fixes are
+  equalities;
+* ``"holistic"``: a minimum vertex cover of each component of the violation hypergraph, then the
+  smallest change of each chosen cell that satisfies the fixes on it (``dqkit.repair.holistic``); this
+  repairs DCs with inequalities (``not(t1.salary > t2.salary and t1.rate < t2.rate)``);
+* ``"auto"`` (default): each rule by the method that fits it, in the same round: FDs and DCs without
+  ordering comparisons by equivalence classes, DCs with ``<, <=, >, >=`` holistically (the cells the
+  equivalence step changes are held fixed by the holistic step of that round);
+* a callable: black-box repair (R29), the unmodified user function applied to each component of the
+  violation hypergraph in parallel (``dqkit.repair.blackbox``).
+
+Several rules are repaired together (R35). The changes of a round are applied by a left join on the
+tuple id (R34): same rows, columns and types, and the rows keep the input's order; the input is never
+modified. A cell changed ``freeze_after`` times is frozen (never changed again), so rules that pull a
+cell two ways cannot loop (§2.2); the loop also stops after ``max_iterations`` rounds, or when the
+remaining violations have no fix the method can apply (they are reported, not looped on).
 
 Without a ``key``, tuple ids are the content ids of the *input* rows (``dqkit.violations.tuple_ids``),
 kept in a hidden column through the rounds so a row keeps its id while its cells change.
-Holistic repair of inequality DCs is not implemented yet (``method="holistic"`` is refused).
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -28,62 +37,105 @@ from pyspark.sql import types as T
 from dqkit.errors import ParameterError
 from dqkit.progress import ProgressCallback
 from dqkit.repair._result import RepairResult
+from dqkit.repair.blackbox import COMPONENT_COLUMNS, ComponentRepair, repair_components
 from dqkit.repair.equivalence import apply_changes, equivalence_class_repair
+from dqkit.repair.holistic import holistic_component_repair, value_kind
 from dqkit.repair.hypergraph import ViolationHypergraph, violation_hypergraph
+from dqkit.rules import DenialConstraint, as_rules
 from dqkit.session import get_spark
 from dqkit.sources import read_table
 from dqkit.sparkutil import cancellable
 from dqkit.violations import tuple_ids
 
-__all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS"]
+__all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS",
+           "COMPONENT_COLUMNS", "repair_components", "rule_methods"]
 
 METHODS = ("auto", "equivalence-class", "holistic")
 HIDDEN_TID = "__dqkit_tid"
+HIDDEN_POS = "__dqkit_pos"
+_ORDERING = ("<", "<=", ">", ">=")
 
 
-def repair(table: Any, rules: Any, *, key: str | None = None, method: str = "auto", max_iterations: int = 10,
+def rule_methods(rules: Any, method: str = "auto") -> dict[str, str]:
+    """The repair method of each rule (by name) under ``method``: ``"auto"`` sends DCs with an
+    ordering comparison to ``"holistic"`` and every other rule to ``"equivalence-class"``."""
+    out = {}
+    for r in as_rules(rules):
+        if method != "auto":
+            out[r.name] = method
+        elif isinstance(r, DenialConstraint) and any(p.op in _ORDERING for p in r.predicates):
+            out[r.name] = "holistic"
+        else:
+            out[r.name] = "equivalence-class"
+    return out
+
+
+def repair(table: Any, rules: Any, *, key: str | None = None,
+           method: str | ComponentRepair = "auto", max_iterations: int = 10,
            freeze_after: int = 3, spark: SparkSession | None = None, name: str | None = None,
            progress: ProgressCallback | None = None) -> RepairResult:
     """Repair ``table`` against ``rules``: detect -> repair rounds until no violation with a fix remains.
 
     ``table``/``rules``/``key`` as in ``dqkit.detect.detect`` (the key must be unique and non-NULL).
+    ``method``: one of ``METHODS`` or a function ``f(component: pandas.DataFrame) -> pandas.DataFrame``
+    (black-box repair; it gets ``COMPONENT_COLUMNS`` and returns ``tid, attr, new``).
     ``max_iterations``: at most that many repair rounds. ``freeze_after``: a cell changed that many
     times is never changed again. ``progress(stage, item, done, total)`` is called with stage
     ``"repair"`` after each round. Returns a ``RepairResult`` whose ``repaired`` DataFrame has the
-    input's rows, columns and types; ``exit_code`` is 0 when no violation remains.
+    input's rows (in the input's order), columns and types; ``exit_code`` is 0 when no violation remains.
     """
     from dqkit.detect import detect
 
-    if method not in METHODS:
-        raise ParameterError(f"unknown repair method {method!r}", hint=f"one of {', '.join(METHODS)}")
-    if method == "holistic":
-        raise ParameterError("holistic repair (DCs with inequalities) is not available yet",
-                             hint="use method='equivalence-class' (FDs and equality DCs)")
+    blackbox = callable(method)
+    if not blackbox and method not in METHODS:
+        raise ParameterError(f"unknown repair method {method!r}",
+                             hint=f"one of {', '.join(METHODS)}, or a function repairing one component")
     if max_iterations < 1:
         raise ParameterError("max_iterations must be >= 1")
     if freeze_after < 1:
         raise ParameterError("freeze_after must be >= 1")
     spark = spark or get_spark()
+    rule_list = as_rules(rules)
     df = read_table(table, spark)
     label = name or (table if isinstance(table, str) else "table")
-    if HIDDEN_TID in df.columns:
-        raise ParameterError(f"column {HIDDEN_TID!r} is reserved by dqkit repair", hint="rename it")
+    for reserved in (HIDDEN_TID, HIDDEN_POS):
+        if reserved in df.columns:
+            raise ParameterError(f"column {reserved!r} is reserved by dqkit repair", hint="rename it")
     hidden = key is None
     tid = HIDDEN_TID if hidden else key
-    current = df.select("*", tuple_ids(df, None).alias(HIDDEN_TID)) if hidden else df
     types = {f.name: f.dataType for f in df.schema.fields}
+    # the input's row order, kept to the end (a file read in order numbers rows in order)
+    current = df.select("*", F.monotonically_increasing_id().alias(HIDDEN_POS))
+    if hidden:
+        current = current.select("*", tuple_ids(df, None).alias(HIDDEN_TID))
+    attrs = [a for a in types if a != tid]
+    kinds = {a: value_kind(t.simpleString()) for a, t in types.items()}
+    if blackbox:
+        routes = {r.name: "black-box" for r in rule_list}
+        fn: ComponentRepair | None = method  # type: ignore[assignment]
+        method_label = f"black-box ({getattr(method, '__name__', type(method).__name__)})"
+    else:
+        routes = rule_methods(rule_list, method)  # type: ignore[arg-type]
+        fn = holistic_component_repair(kinds) if "holistic" in routes.values() else None
+        method_label = " + ".join(m for m in ("equivalence-class", "holistic") if m in routes.values()) or "none"
+    ec_rules = sorted(r for r, m in routes.items() if m == "equivalence-class")
+    cc_rules = sorted(r for r, m in routes.items() if m in ("holistic", "black-box"))
 
     history: list[dict[str, Any]] = []  # one entry per repair round that found violations
     detections: list[dict[str, int]] = []  # violations per rule: the input, then after each round
     changes: list[DataFrame] = []
     counts: DataFrame | None = None  # (tid, attr, n): times each cell was changed
     first_fixes: DataFrame | None = None
+    first_detection = None
     iterations = 0
     stop = "no violation"
     with cancellable("the repair"):
+        current = current.localCheckpoint()
         while True:
-            det = detect(current, rules, key=tid, spark=spark, name=label)
+            det = detect(current.drop(HIDDEN_POS), rule_list, key=tid, spark=spark, name=label)
             detections.append(det.counts)
+            if first_detection is None:
+                first_detection = det
             if det.total_violations == 0:
                 stop = "no violation"
                 break
@@ -97,10 +149,26 @@ def repair(table: Any, rules: Any, *, key: str | None = None, method: str = "aut
             t0 = time.perf_counter()
             entry: dict[str, Any] = {"iteration": iterations + 1, "violations": det.total_violations}
             history.append(entry)
-            delta, stats = equivalence_class_repair(fixes, key=tid, frozen=frozen)
-            delta = delta.localCheckpoint()
+            parts: list[DataFrame] = []
+            if ec_rules:
+                delta, stats = equivalence_class_repair(fixes.where(F.col("rule").isin(ec_rules)), key=tid,
+                                                        frozen=frozen)
+                delta = delta.localCheckpoint()
+                entry.update(stats)
+                parts.append(delta)
+            if cc_rules and fn is not None:
+                held = frozen
+                if parts:  # cells the equivalence step changed this round stay as it set them
+                    mine = parts[0].select("tid", "attr")
+                    held = mine if held is None else held.unionByName(mine)
+                hg = violation_hypergraph(det, rules=cc_rules)
+                delta_cc = repair_components(hg, fn, frozen=held).localCheckpoint()
+                sizes = hg.component_sizes().agg(F.count(F.lit(1)).alias("n"), F.max("cells").alias("m")).collect()[0]
+                entry.update(components=int(sizes["n"] or 0), largest_component=int(sizes["m"] or 0))
+                parts.append(delta_cc.select(*parts[0].columns) if parts else delta_cc)
+            delta = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
             changed = delta.count()
-            entry.update(changed=changed, seconds=round(time.perf_counter() - t0, 4), **stats)
+            entry.update(changed=changed, seconds=round(time.perf_counter() - t0, 4))
             if changed == 0:
                 stop = "no violation left has a fix this method can apply"
                 break
@@ -109,23 +177,23 @@ def repair(table: Any, rules: Any, *, key: str | None = None, method: str = "aut
             step = delta.groupBy("tid", "attr").agg(F.count(F.lit(1)).alias("n"))
             counts = step if counts is None else (counts.unionByName(step).groupBy("tid", "attr")
                                                   .agg(F.sum("n").alias("n"))).localCheckpoint()
-            attrs = [a for a in types if a != tid]
             current = apply_changes(current, tid, delta, attrs, types).localCheckpoint()
-            det.unpersist()
+            if det is not first_detection:
+                det.unpersist()
             if progress is not None:
                 progress("repair", f"iteration {iterations}", iterations, max_iterations)
 
     tid_type = current.schema[tid].dataType
     all_changes = _union_changes(spark, changes, tid_type)
+    repaired = current.orderBy(HIDDEN_POS).drop(HIDDEN_POS)
     if hidden:
-        repaired = current.drop(HIDDEN_TID)
-    else:
-        repaired = current
-    return RepairResult(table=label, method="equivalence-class", key=key, repaired=repaired, changes=all_changes,
+        repaired = repaired.drop(HIDDEN_TID)
+    return RepairResult(table=label, method=method_label, key=key, repaired=repaired, changes=all_changes,
                         iterations=iterations, history=tuple(history), detections=tuple(detections), final=det,
                         max_iterations=max_iterations,
                         freeze_after=freeze_after, stop_reason=stop,
-                        input_paths=(table,) if isinstance(table, str) else (), first_fixes=first_fixes)
+                        input_paths=(table,) if isinstance(table, str) else (), first_fixes=first_fixes,
+                        rule_methods=routes, first_detection=first_detection)
 
 
 def _union_changes(spark: SparkSession, changes: list[DataFrame], tid_type: T.DataType) -> DataFrame:

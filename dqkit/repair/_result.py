@@ -40,6 +40,8 @@ class RepairResult(Result):
     input_paths: tuple[Any, ...] = ()
     notes: tuple[str, ...] = field(default=())
     first_fixes: DataFrame | None = None  # candidate fixes of the first detection (class-size chart)
+    rule_methods: dict[str, str] = field(default_factory=dict)  # rule -> the method that repaired it
+    first_detection: Any = None  # DetectionResult on the input (its violation hypergraph)
 
     # ----------------------------------------------------------------- summaries
     @property
@@ -53,9 +55,32 @@ class RepairResult(Result):
         return sum(int(h.get("changed", 0)) for h in self.history)
 
     def per_iteration(self) -> pd.DataFrame:
-        """One row per round: iteration, violations found at its start, cells changed, classes, largest class."""
-        cols = ["iteration", "violations", "changed", "classes", "largest_class"]
+        """One row per round: iteration, violations found at its start, cells changed, equivalence
+        classes and the largest one, hypergraph components and the largest one (cells), as they apply."""
+        cols = ["iteration", "violations", "changed"]
+        cols += [c for c in ("classes", "largest_class", "components", "largest_component")
+                 if any(c in h for h in self.history)]
         return pd.DataFrame([{c: h.get(c) for c in cols} for h in self.history], columns=cols)
+
+    @functools.cached_property
+    def hypergraph(self) -> Any:
+        """The violation hypergraph of the input (``ViolationHypergraph``); None when it had no violation."""
+        from dqkit.repair.hypergraph import violation_hypergraph
+
+        det = self.first_detection
+        if det is None or det.total_violations == 0:
+            return None
+        return violation_hypergraph(det)
+
+    def component_stats(self, n: int = 20) -> pd.DataFrame:
+        """The ``n`` largest components of the input's violation hypergraph: component, cells, violations."""
+        hg = self.hypergraph
+        if hg is None:
+            return pd.DataFrame(columns=["component", "cells", "violations"])
+        rows = hg.component_sizes().limit(n).collect()
+        return pd.DataFrame([{"component": f"{r['component']['tid']}.{r['component']['attr']}",
+                              "cells": r["cells"], "violations": r["violations"]} for r in rows],
+                            columns=["component", "cells", "violations"])
 
     def per_rule(self) -> pd.DataFrame:
         """Violations per rule (rows) in the input and after each round (columns)."""
@@ -78,7 +103,8 @@ class RepairResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
-        return {"table": self.table, "method": self.method, "key": self.key, "verdict": v.label,
+        return {"table": self.table, "method": self.method, "rule_methods": dict(self.rule_methods),
+                "key": self.key, "verdict": v.label,
                 "summary": v.summary, "iterations": self.iterations, "changed_cells": self.changed_cells,
                 "remaining_violations": self.remaining, "stop_reason": self.stop_reason,
                 "max_iterations": self.max_iterations, "freeze_after": self.freeze_after,
@@ -119,6 +145,31 @@ class RepairResult(Result):
             blocks.append(Notes("Notes", list(self.notes)))
         return blocks
 
+    def save(self, target: Any, overwrite: bool = False, **options: Any) -> str:
+        """Persist the repair atomically; return where it went.
+
+        A target ending in ``.csv`` or ``.parquet`` receives the repaired table itself, as one file with
+        the input's columns and rows in the input's order, and the changes go beside it as
+        ``NAME.changes.csv`` / ``NAME.changes.parquet`` (rules joined by ``;`` in CSV). Any other target
+        is a folder or ``catalog:DB`` as for every result (``repaired/``, ``changes/``, ``summary.json``,
+        ``report.html``).
+        """
+        import os
+        from pathlib import Path
+
+        from dqkit.result import TABLE_FILE_SUFFIXES, save_table_files
+
+        text = os.fspath(target)
+        suffix = Path(text).suffix.lower()
+        if suffix not in TABLE_FILE_SUFFIXES:
+            return super().save(target, overwrite, **options)
+        changes = self.changes.orderBy("iteration", "tid", "attr")
+        if suffix == ".csv":
+            changes = changes.withColumn("rules", F.concat_ws(";", "rules"))
+        beside = str(Path(text).with_name(Path(text).stem + ".changes" + suffix))
+        save_table_files({text: self.repaired, beside: changes}, self.inputs(), overwrite)
+        return text
+
     def frames(self, **_: Any) -> dict[str, DataFrame]:
         """``repaired`` and ``changes``."""
         return {"repaired": self.repaired, "changes": self.changes}
@@ -134,15 +185,28 @@ class RepairResult(Result):
                        "Violations per iteration", "Violations", "Table", integer=True)
 
     def plot_component_sizes(self, max_bars: int = 20):
-        """Bar chart of the largest equivalence classes of the first repair round (cells per class)."""
+        """Bar chart of the largest components of the input's violation hypergraph (cells per component)."""
         from dqkit import charts as ch
-        from dqkit.repair.equivalence import equivalence_classes
 
-        first = self.first_fixes
-        if first is None:
-            return ch.barh({}, "Class sizes", "Cells", "Class", integer=True)
-        cells, _, _ = equivalence_classes(first, self.key)
-        rows = (cells.groupBy("class").agg(F.count(F.lit(1)).alias("n")).orderBy(F.desc("n"), "class")
-                .limit(max_bars).collect())
-        return ch.barh({f"{r['class']['tid']}.{r['class']['attr']}": r["n"] for r in rows},
-                       "Largest equivalence classes (first round)", "Cells", "Class", integer=True)
+        stats = self.component_stats(max_bars)
+        return ch.barh(dict(zip(stats["component"], stats["cells"])),
+                       "Largest components of the violation graph", "Cells", "Component", integer=True)
+
+    def plot_violation_graph(self, component: Any = None, max_nodes: int = 60):
+        """The violation graph of one component of the input (by default the largest one within
+        ``max_nodes`` cells plus violations), drawn inline:
+        cells labelled ``tid.attr = value``, violations coloured by rule. Bounded by ``max_nodes``."""
+        from dqkit import charts as ch
+        from dqkit.errors import ParameterError
+
+        hg = self.hypergraph
+        if hg is None:
+            raise ParameterError("the input had no violation, so there is no violation graph to draw")
+        if component is None:  # the largest component that fits the bound
+            fits = hg.component_sizes().where(F.col("cells") + F.col("violations") <= max_nodes).limit(1).collect()
+            if not fits:
+                raise ParameterError(f"every component has more than max_nodes={max_nodes} nodes",
+                                     hint="raise max_nodes, or pick a component from component_stats()")
+            component = fits[0]["component"]
+        g = hg.to_networkx(component, max_nodes=max_nodes)
+        return ch.violation_graph(g, title=f"Violation graph of component {component[0]}.{component[1]}")

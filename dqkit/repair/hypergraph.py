@@ -11,6 +11,7 @@ Tuple ids keep the type of the detection's key (string for content ids), as in t
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,14 +128,20 @@ def _component_key(component: Any) -> tuple[Any, str]:
     return tid, attr
 
 
-def violation_hypergraph(result: Any) -> ViolationHypergraph:
+def violation_hypergraph(result: Any, rules: Iterable[str] | None = None) -> ViolationHypergraph:
     """The hypergraph of a ``DetectionResult``: its violations as hyperedges over the cells their
-    candidate fixes name, each with its fixes (built now, held by Spark, never by the driver). Violations without fixes are hyperedges with no cell
-    (they cannot be repaired and join no component)."""
+    candidate fixes name, each with its fixes (built now, held by Spark, never by the driver).
+    Violations without fixes are hyperedges with no cell (they cannot be repaired and join no
+    component). ``rules``: only the violations of these rules (by name); all by default."""
     if getattr(result, "mode", None) == "count":
         raise ParameterError("a count-only detection has no violations to build a hypergraph from",
                              hint="detect with mode='violations'")
     fixes = result.candidate_fixes
+    v = result.violations
+    if rules is not None:
+        names = sorted(set(rules))
+        fixes = fixes.where(F.col("rule").isin(names))
+        v = v.where(F.col("rule").isin(names))
     fix = F.struct(*[F.col(f) for f in FIX_CELL_FIELDS], "kind", "fix")
     lhs = F.struct(F.col("tid").alias("tid"), F.col("attr").alias("attr"), F.col("value").alias("value"))
     rhs = F.when(F.col("rhs_tid").isNotNull(), F.struct(F.col("rhs_tid").alias("tid"), F.col("rhs_attr").alias("attr"),
@@ -143,7 +150,6 @@ def violation_hypergraph(result: Any) -> ViolationHypergraph:
            .agg(F.array_sort(F.array_distinct(F.filter(F.flatten(F.collect_list(F.array(lhs, rhs))),
                                                        lambda c: c.isNotNull()))).alias("cells"),
                 F.array_sort(F.collect_list(fix)).alias("fixes")))
-    v = result.violations
     cond = ((v["rule"] == per["rule"]) & (v["t1"] == per["t1"]) & v["t2"].eqNullSafe(per["t2"]))
     cell_t = per.schema["cells"].dataType
     fix_t = per.schema["fixes"].dataType

@@ -1,0 +1,287 @@
+"""Headless tests of the rules widgets (RulePicker, ViolationExplorer): set values and click buttons,
+then assert on state and results."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from pyspark.sql import functions as F
+
+from dqkit.charts import violation_graph
+from dqkit.rules import load_rules, rules_from_yaml
+from dqkit.widgets import RulePicker, RulesController, TableListing, ViolationExplorer
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+TABLE1 = DATA / "bigdansing_table1.csv"
+RULES1 = DATA / "bigdansing_table1_rules.yaml"
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture(scope="module")
+def table1(spark):
+    """BigDansing's Table 1, listed once for every picker of the module."""
+    return TableListing(str(TABLE1), spark)
+
+
+@pytest.fixture(scope="module")
+def explored(spark):
+    """One explorer run on Table 1 with phiF and phiD, repair ticked (shared by the tests that read it)."""
+    ex = ViolationExplorer(str(TABLE1), rules=str(RULES1), key="tid", spark=spark)
+    ex.repair_box.value = True
+    ex.run_button.click()
+    assert ex.controller.wait(900)
+    assert ex.status == "done", ex.error
+    return ex
+
+
+# ------------------------------------------------------------------------------------------ RulePicker
+def test_live_validation_points_a_caret_at_the_error_with_the_hint_and_clears_when_fixed(table1):
+    p = RulePicker(table1)
+    p.editor.value = "phiF: zipcode -> "
+    [problem] = p.problems
+    assert problem.line == 1 and "expected name, found end of rule" in problem.message
+    assert problem.pointer() == "phiF: zipcode -> \n" + " " * 16 + "^"  # right after the arrow
+    assert problem.hint and "FD: 'a, b -> c'" in problem.hint
+    assert "^" in p.status.value and "Hint:" in p.status.value and "1 problem" in p.status.value
+
+    line = "phiD: not(t1.rate > t2.rate or t1.salary < t2.salary)"
+    p.editor.value = line
+    [problem] = p.problems
+    assert "'or' is not allowed" in problem.message and problem.caret == line.index("or t1")
+
+    p.editor.value = "phiF: zipcode -> city"
+    assert p.problems == [] and [r.name for r in p.value] == ["phiF"]
+    assert "1 rule valid" in p.status.value and "^" not in p.status.value
+
+
+def test_an_unknown_column_is_reported_with_a_caret_under_it_and_good_lines_are_kept(table1):
+    p = RulePicker(table1)
+    text = ("phiF: zipcod -> city\n"
+            "# a comment\n"
+            "phiD: not(t1.rate > t2.rate and t1.salry < t2.salary)\n"
+            "ok: zipcode -> state\n"
+            "bad: not(t1.salary > t2.city)")
+    p.editor.value = text
+    lines = text.splitlines()
+    first, second, third = p.problems
+    assert (first.line, second.line, third.line) == (1, 3, 5)
+    assert "unknown column 'zipcod'" in first.message and first.caret == lines[0].index("zipcod")
+    assert "columns: tid, name, zipcode" in first.hint
+    assert "unknown column 'salry'" in second.message and second.caret == lines[2].index("salry")
+    assert "cannot be compared" in third.message and third.caret is None
+    assert [r.name for r in p.value] == ["ok"]
+
+
+def test_choosing_another_table_checks_the_rules_against_its_columns(spark):
+    a = spark.createDataFrame([(1, "x")], "zip int, city string")
+    b = spark.createDataFrame([(1, "x")], "zip int, town string")
+    p = RulePicker({"a": a, "b": b}, rules="f: zip -> city")
+    assert p.table.value == "a" and p.problems == [] and "city" in p.schema.value
+    p.table.value = "b"
+    assert p.controller.table == "b" and "town" in p.schema.value
+    assert [x.message for x in p.problems] == ["rule 'f': unknown column 'city'"]
+    assert ("town : string", "town") in p.lhs.select.options
+
+
+def test_the_fd_builder_appends_an_fd_of_the_picked_columns(table1):
+    p = RulePicker(table1, rules="phiF: zipcode -> city")
+    p.lhs.value = ("zipcode",)
+    p.rhs.value = ("state", "city")
+    p.fd_name.value = "zs"
+    p.add_fd_button.click()
+    assert p.editor.value == "phiF: zipcode -> city\nzs: zipcode -> city, state"
+    assert [r.name for r in p.value] == ["phiF", "zs"] and p.problems == []
+    p.rhs.value = ()
+    p.add_fd_button.click()
+    assert "both sides" in p.file_message.value and len(p.value) == 2
+
+
+def test_rules_yaml_load_and_save_round_trip(table1, tmp_path):
+    p = RulePicker(table1)
+    p.path.value = str(RULES1)
+    p.load_button.click()
+    assert "loaded 2 rule(s)" in p.file_message.value
+    assert p.editor.value == ("phiF: zipcode -> city\n"
+                              "phiD: not(t1.rate > t2.rate and t1.salary < t2.salary)")
+    target = tmp_path / "rules.yaml"
+    p.path.value = str(target)
+    p.save_button.click()
+    assert "saved 2 rule(s)" in p.file_message.value
+    saved = rules_from_yaml(target.read_text())
+    assert [(r.name, str(r)) for r in saved] == [(r.name, str(r)) for r in load_rules(RULES1)]
+    assert [x.name for x in tmp_path.iterdir()] == ["rules.yaml"]  # no temporary file left
+
+    again = RulePicker(table1)
+    again.load(target)
+    assert again.text == p.text and [r.name for r in again.value] == ["phiF", "phiD"]
+
+    p.save_button.click()  # the file exists now
+    assert "exists" in p.file_message.value and "overwrite" in p.file_message.value
+    p.editor.value += "\nbroken: zipcode ->"
+    p.overwrite.value = True
+    p.save_button.click()
+    assert "the rules have a problem" in p.file_message.value
+    assert rules_from_yaml(target.read_text())[0].name == "phiF"  # untouched
+
+
+def test_a_malformed_rules_file_is_reported_and_the_rules_are_kept(table1, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules:\n  - name: f\n    rule: 'zipcode -> '\n")
+    p = RulePicker(table1, rules="phiF: zipcode -> city")
+    p.load(bad)
+    assert "expected name" in p.file_message.value and p.text == "phiF: zipcode -> city"
+
+
+def test_values_reaching_the_rule_picker_html_are_escaped(table1):
+    p = RulePicker(table1)
+    p.editor.value = "x: not(t1.city = '<b>x</b>')"
+    assert p.problems == []
+    assert "&lt;b&gt;x&lt;/b&gt;" in p.status.value and "<b>x</b>" not in p.status.value
+    p.editor.value = "<b>x</b> -> city"
+    assert p.problems and "&lt;b&gt;x&lt;/b&gt;" in p.status.value and "<b>x</b>" not in p.status.value
+
+
+def test_the_controller_works_without_any_widget(table1):
+    c = RulesController(table1, rules=["phiF: zipcode -> city", "zipcode -> state"])
+    assert [r.name for r in c.rules] == ["phiF", "zipcode -> state"] and c.valid
+    assert "name: zipcode -> state" in c.to_yaml()
+    c.set_text("a: zipcode -> city\na: zipcode -> state")
+    [dup] = c.problems
+    assert dup.line == 2 and "used more than once (first on line 1)" in dup.message
+    with pytest.raises(Exception, match="the rules have a problem"):
+        c.check()
+
+
+# ------------------------------------------------------------------------------------ the violation graph
+def _graph() -> nx.Graph:
+    g = nx.Graph()
+    for vid, rule, cells in [("f|t1|t2", "phiF", [("t1", "city", "$x$"), ("t2", "city", "LA")]),
+                             ("d|t2|t3", "phiD", [("t2", "city", "LA"), ("t3", "rate", "10")])]:
+        g.add_node(vid, kind="violation", rule=rule)
+        for tid, attr, value in cells:
+            g.add_node((tid, attr), kind="cell", value=value, label=f"{tid}.{attr} = {value}")
+            g.add_edge(vid, (tid, attr), rule=rule)
+    return g
+
+
+def test_violation_graph_labels_cells_as_plain_text_and_names_each_rule_in_the_legend():
+    fig = violation_graph(_graph(), title="Component t1.city")
+    ax = fig.axes[0]
+    labels = {t.get_text() for t in ax.texts}
+    assert labels == {"t1.city = $x$", "t2.city = LA", "t3.rate = 10"}
+    assert all(not t.get_parse_math() for t in ax.texts)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["phiD (1 violation)", "phiF (1 violation)"]
+    assert ax.get_title() == "Component t1.city (3 cells, 2 violations)"
+    again = violation_graph(_graph(), title="Component t1.city")
+    assert [t.xyann for t in ax.texts] == [t.xyann for t in again.axes[0].texts]
+    assert [t.xy for t in ax.texts] == [t.xy for t in again.axes[0].texts]  # a deterministic layout
+
+
+def test_violation_graph_bounds_its_labels_and_draws_an_empty_graph():
+    fig = violation_graph(_graph(), max_labels=1)
+    assert len(fig.axes[0].texts) == 1 and "labels on 1 cells" in fig.axes[0].get_title()
+    empty = violation_graph(nx.Graph())
+    assert [t.get_text() for t in empty.axes[0].texts] == ["nothing to show"]
+
+
+# -------------------------------------------------------------------------------------- ViolationExplorer
+def test_explorer_finds_the_violations_of_table1_per_rule(explored):
+    run = explored.result
+    assert run.detection.counts == {"phiF": 2, "phiD": 2}  # phiF: (t2, t4) and (t4, t6)
+    per_rule, samples, _, _ = (explored.tabs.children[i] for i in range(4))
+    assert "VIOLATIONS" in per_rule.value and per_rule.value.count("<img") == 1
+    assert "First violations" in samples.value and "First candidate fixes" in samples.value
+    assert "t4[city] = t6[city]" in samples.value and "t1[salary] &gt;= t2[salary]" in samples.value
+    assert explored.progress.bar.value == 100 and explored.controller.fraction == 1.0
+    assert not explored.run_button.disabled
+
+
+def test_the_component_picker_lists_components_largest_first_and_draws_one_inline(explored):
+    options = explored.graph.component.options
+    assert [label for label, _ in options] == ["t1.rate: 6 cells, 2 violations", "t2.city: 6 cells, 2 violations"]
+    assert explored.graph.component.value == ("t1", "rate")
+    first = explored.graph.png
+    assert first is not None and first.startswith(b"\x89PNG")
+    assert "data:image/png;base64," in explored.graph.image.value
+    explored.graph.component.value = ("t2", "city")
+    assert explored.graph.png.startswith(b"\x89PNG") and explored.graph.png != first
+
+
+def test_a_component_larger_than_max_nodes_gives_a_message_not_a_crash(explored):
+    explored.graph.max_nodes.value = 3
+    try:
+        assert explored.graph.png is None
+        assert "more than the 3 nodes" in explored.graph.image.value and "raise max nodes" in explored.graph.image.value
+    finally:
+        explored.graph.max_nodes.value = 60
+    assert explored.graph.png is not None
+
+
+def test_with_repair_ticked_the_repairs_tab_shows_each_change(explored):
+    rep = explored.result.repair
+    changes = {(r["tid"], r["attr"], r["old"], r["new"]) for r in rep.changes.collect()}
+    assert ("t4", "city", "SF", "LA") in changes
+    repairs = explored.tabs.children[3].value
+    assert "SF → LA" in repairs and "What was repaired" in repairs
+
+
+def test_a_bad_rule_stops_the_run_before_spark_with_the_caret_in_the_message(table1):
+    ex = ViolationExplorer(table1, rules="phiF: zipcode ->")
+    assert ex.run(60) is None and ex.status == "failed"
+    assert "expected name" in ex.error and "phiF: zipcode ->\n                ^" in ex.error
+    assert "&gt;" in ex.message.value and "Traceback" not in ex.message.value
+
+
+def test_the_key_and_repair_controls_reach_the_controller(table1):
+    ex = ViolationExplorer(table1, rules=str(RULES1))
+    assert ex.key.value == "" and ex.controller.key is None
+    ex.key.value = "tid"
+    ex.repair_box.value = True
+    ex.method.value = "equivalence-class"
+    ex.max_iterations.value = 3
+    c = ex.controller
+    assert (c.key, c.repair, c.method, c.max_iterations) == ("tid", True, "equivalence-class", 3)
+    assert c.arguments()["key"] == "tid" and c.expected_steps() == 2 + 1 + 3
+    assert list(ex.method.options) == ["auto", "equivalence-class", "holistic"]
+
+
+def test_cancel_stops_the_running_detection(spark):
+    @F.udf("long")
+    def slow(x):
+        import time as _t
+
+        _t.sleep(0.05)
+        return x
+
+    table = spark.range(0, 240, numPartitions=2).withColumn("v", slow("id"))
+    ex = ViolationExplorer({"t": table}, rules="f: id -> v", spark=spark)
+    ex.run_button.click()
+    assert _wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
+    started = time.monotonic()
+    ex.progress.cancel_button.click()
+    assert ex.controller.wait(60)
+    assert time.monotonic() - started < 30
+    assert ex.status == "cancelled" and ex.result is None
+    assert "cancelled" in ex.error and "Cancelled" in ex.message.value
+    assert _wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)
+
+
+def test_values_reaching_the_explorer_html_are_escaped(spark):
+    table = spark.createDataFrame([("1", "<b>x</b>"), ("1", "y")], "k string, v string")
+    ex = ViolationExplorer({"t": table}, rules="f: k -> v", spark=spark)
+    ex.run(300)
+    assert ex.status == "done", ex.error
+    samples = ex.tabs.children[1].value
+    assert "&lt;b&gt;x&lt;/b&gt;" in samples and "<b>x</b>" not in samples
+    assert ex.graph.png is not None
