@@ -30,7 +30,7 @@ demo: venv
 	$(PY) -m dqkit.demo
 
 test: venv
-	$(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15
+	$(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
 
 bench: venv
 	$(PY) -m pip install -q -e '.[test,bench]'

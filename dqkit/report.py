@@ -81,7 +81,7 @@ register_report(ReportSpec(
 
 register_report(ReportSpec(
     "rules", "rules_report", "dqkit.detect:report_arguments",
-    "a table checked against FDs and denial constraints (BigDansing detection)",
+    "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
     paths=("table", "rules", "output")))
 
 
@@ -177,6 +177,22 @@ def show_result(result: Any, sample_rows: int = 10) -> None:
     from dqkit.result import sections_html
 
     display(HTML(render.HTML_STYLE + sections_html(result.sections(sample_rows=sample_rows))))
+
+
+def save_results(target: str | os.PathLike, results: Mapping[str, Any], inputs: Iterable[Any] = ()) -> str:
+    """Save several results of one report into one folder, one subfolder each (``NAME/`` per entry),
+    atomically: the folder appears whole or not at all. An existing target, or one touching an input,
+    is refused (``dqkit.result.check_output_target``)."""
+    from dqkit.render import atomic_folder
+    from dqkit.result import check_output_target
+
+    check_output_target(target, inputs)
+
+    def write(tmp: Path) -> None:
+        for name, result in results.items():
+            result.save(tmp / name)
+
+    return str(atomic_folder(target, write))
 
 
 def environment() -> dict[str, str]:

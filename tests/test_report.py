@@ -143,3 +143,28 @@ def test_the_rules_report_runs_through_the_same_registry(tmp_path, capsys):
     assert ">VIOLATIONS<" in html and "4 violations of 2 of 2 rules" in html
     assert "First candidate fixes" in html and "<script" not in html.lower()
     assert f"-o {out}" in html  # the reproduce line names the folder it was written to
+
+
+def test_the_rules_report_with_repair_true_also_repairs_and_shows_the_changes(tmp_path, capsys):
+    from dqkit.detect import report_arguments as rules_arguments
+
+    data = DATA.parent
+    table = tmp_path / "table1.csv"  # Table 1 with markup in the cell the repair changes (t4.city)
+    table.write_text((data / "bigdansing_table1.csv").read_text().replace(",SF,", ",<i>SF</i>,"))
+    rules = str(data / "bigdansing_table1_rules.yaml")
+    with pytest.raises(ParameterError, match="repair must be true or false"):
+        rules_arguments(table=str(table), rules=rules, repair="perhaps")
+    with pytest.raises(ParameterError, match="unknown repair method"):
+        rules_arguments(table=str(table), rules=rules, repair="true", method="magic")
+    out, saved = tmp_path / "rules", tmp_path / "saved"
+    code = main(["report", "rules", "-p", "table", str(table), "-p", "rules", rules, "-p", "key", "tid",
+                 "-p", "repair", "true", "-p", "output", str(saved), "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    html = (out / "rules_report.html").read_text()
+    assert ">VIOLATIONS<" in html and ">REPAIRED<" in html and "no violation remains" in html
+    assert "First changes" in html and "&lt;i&gt;SF&lt;/i&gt; → LA" in html and "<i>SF" not in html
+    assert "Violation graph" in html and "Repair metrics" in html and "-p repair true" in html
+    assert "<script" not in html.lower() and 'src="http' not in html
+    assert sorted(p.name for p in saved.iterdir()) == ["detection", "repair"]
+    assert (saved / "repair" / "summary.json").is_file() and (saved / "repair" / "repaired").is_dir()

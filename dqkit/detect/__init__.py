@@ -630,12 +630,19 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
 
 
 
-def report_arguments(*, table: str, rules: str, key: str = "", sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
+def report_arguments(*, table: str, rules: str, key: str = "", sample_rows: Any = 10, repair: Any = False,
+                     method: str = "auto", max_iterations: Any = 10, output: str = "", **_: Any) -> dict[str, Any]:
     """Check the rules report's parameters (strings from ``dqkit report``) and turn them into
-    ``detect`` arguments; a missing table or a bad rules file fails here, before Spark starts."""
+    ``detect`` arguments; a missing table, a bad rules file, a bad repair option or an existing
+    output folder fails here, before Spark starts.
+
+    The result holds ``detect``'s arguments (``table``, ``rules``, ``key``, ``name``) and ``repair``:
+    ``None``, or the extra arguments of ``dqkit.repair.repair`` (``method``, ``max_iterations``) when
+    the report also repairs the table."""
     from pathlib import Path
 
     from dqkit.errors import SourceError
+    from dqkit.result import check_output_target
     from dqkit.rules import load_rules
 
     text = str(table).strip()
@@ -647,4 +654,19 @@ def report_arguments(*, table: str, rules: str, key: str = "", sample_rows: Any 
         raise ParameterError("the report needs rules", hint="give a rules file with -p rules FILE")
     if isinstance(sample_rows, bool) or not isinstance(sample_rows, int) or sample_rows < 0:
         raise ParameterError(f"sample_rows must be a whole number of rows (0 or more), got {sample_rows!r}")
-    return {"table": text, "rules": load_rules(str(rules)), "key": str(key).strip() or None, "name": text}
+    flag = repair if isinstance(repair, bool) else str(repair).strip().lower()
+    if flag not in (True, False, "true", "yes", "on", "1", "false", "no", "off", "0", ""):
+        raise ParameterError(f"repair must be true or false, got {repair!r}", hint="-p repair true")
+    repair_options = None
+    if flag in (True, "true", "yes", "on", "1"):
+        from dqkit.repair import METHODS
+
+        if method not in METHODS:
+            raise ParameterError(f"unknown repair method {method!r}", hint=f"one of {', '.join(METHODS)}")
+        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
+            raise ParameterError(f"max_iterations must be a whole number (1 or more), got {max_iterations!r}")
+        repair_options = {"method": method, "max_iterations": max_iterations}
+    if str(output).strip():
+        check_output_target(str(output), [text])
+    return {"table": text, "rules": load_rules(str(rules)), "key": str(key).strip() or None, "name": text,
+            "repair": repair_options}

@@ -151,8 +151,10 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             history.append(entry)
             parts: list[DataFrame] = []
             if ec_rules:
-                delta, stats = equivalence_class_repair(fixes.where(F.col("rule").isin(ec_rules)), key=tid,
-                                                        frozen=frozen)
+                # only the cell = cell fixes serve; materialised once, as the classes read them several times
+                eq = fixes.where(F.col("rule").isin(ec_rules) & (F.col("op") == "=")
+                                 & F.col("rhs_tid").isNotNull()).localCheckpoint()
+                delta, stats = equivalence_class_repair(eq, key=tid, frozen=frozen)
                 delta = delta.localCheckpoint()
                 entry.update(stats)
                 parts.append(delta)

@@ -1,0 +1,362 @@
+"""Entity deduplication (BigDansing's dedup rule, R39, made probabilistic): blocking, comparisons,
+unsupervised Fellegi–Sunter match scores, clusters and golden records.
+
+``dedup(table, key, config)`` runs, all on Spark DataFrames:
+
+1. **Block** (``_blocking``): the candidate pairs of every blocking rule, each unordered pair once,
+   with block-size statistics first and oversized blocks purged (or refused) with a warning;
+2. **Compare** (``_compare``): one level per comparison and pair (exact / close / else / NULL), with
+   Spark built-ins and rapidfuzz in pandas UDFs; the levels are kept once (``localCheckpoint``);
+3. **Estimate** (``_em``): u from all pairs of a seeded sample of records, m by EM per blocking
+   rule with u fixed, λ by EM, all on aggregated level-pattern counts (the driver never holds pairs);
+   known matching pairs (``labels``) set m instead;
+4. **Score**: match weight and probability of each pair, as Spark expressions of the levels;
+5. **Cluster**: connected components (``dqkit.components``, shared with repair) of the pairs with
+   probability >= threshold; the cluster id is the smallest record key; a golden record per cluster.
+
+``blocking_stats(table, key, config)`` gives step 1's statistics and the pairs each rule adds, before
+anything is compared. The result is a ``DedupResult`` (``dqkit.result.Result`` contract).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit.dedup import _blocking as B
+from dqkit.dedup import _compare as C
+from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies
+from dqkit.dedup._result import DedupResult
+from dqkit.dedup.config import (BlockingRule, Comparison, ConfigError, DedupConfig, example_config,
+                                load_config, parse_config)
+from dqkit.errors import ParameterError, ReservedColumnError, SourceError, UnknownColumnError
+from dqkit.progress import ProgressCallback
+from dqkit.session import get_spark
+from dqkit.sparkutil import cancellable, col
+
+__all__ = ["dedup", "blocking_stats", "DedupResult", "DedupConfig", "BlockingRule", "Comparison",
+           "ConfigError", "FSModel", "load_config", "parse_config", "example_config", "read_records"]
+
+MAX_RULES = 60  # rules are a bitmask in a long
+_RESERVED = ("cluster_id", "cluster_size")
+_MAX_PATTERNS = 2_000_000  # safety bound on the level-pattern table collected for EM
+
+
+# ------------------------------------------------------------------------------- reading
+def read_records(table: Any, spark: SparkSession | None = None, types: Mapping[str, str] | None = None) -> DataFrame:
+    """The table to deduplicate: CSV files are read with every column as text (a postcode such as
+    0800 keeps its zero), other sources as they are; ``types`` then casts the columns it names
+    (``try_cast``: a value that does not convert becomes NULL)."""
+    from dqkit import sources
+
+    spark = spark or get_spark()
+    df = None
+    if isinstance(table, (str, os.PathLike)) and not os.fspath(table).startswith(sources.CATALOG_PREFIX):
+        p = Path(os.fspath(table))
+        fmt = None
+        if p.is_file():
+            split = sources._split_name(p.name)
+            fmt = split[1] if split else None
+        elif p.is_dir() and sources.folder_tables(p) is None:
+            fmt = sources._folder_format(p, sources._data_files(p))
+        if fmt == "csv":
+            reader = spark.read.format("csv").option("header", "true").option("inferSchema", "false") \
+                .option("mode", "FAILFAST")
+            if ":" in p.resolve().as_posix():
+                reader = reader.options(**sources._RAW_LOCAL_FS)
+            try:
+                df = reader.load(sources._spark_path(p))
+                df.schema  # noqa: B018 - reads the header now
+            except Exception as exc:
+                raise (sources.read_failure(exc) or SourceError(f"cannot read {p} as CSV: {exc}".splitlines()[0])) \
+                    from exc
+    if df is None:
+        df = sources.read_table(table, spark)
+    if types:
+        missing = [c for c in types if c not in df.columns]
+        if missing:
+            raise UnknownColumnError(f"the config's types name unknown column {missing[0]!r}",
+                                     hint="columns are " + ", ".join(df.columns))
+        df = df.select(*[col(c).try_cast(types[c]).alias(c) if c in types else col(c) for c in df.columns])
+    return df
+
+
+def _config(config: Any) -> DedupConfig:
+    if isinstance(config, (DedupConfig, Mapping)):
+        return parse_config(config)
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config and (
+            config.strip().endswith((".yaml", ".yml")) or Path(config).is_file())):
+        return load_config(config)
+    if isinstance(config, str):
+        return parse_config(config)
+    raise ParameterError(f"a dedup config is a YAML path or text, a dict or a DedupConfig, not {type(config).__name__}")
+
+
+def _validate(df: DataFrame, key: str, cfg: DedupConfig) -> list[B.ParsedRule]:
+    """Everything that can be checked on the schema, before any Spark job."""
+    cols = list(df.columns)
+    if not isinstance(key, str) or key not in cols:
+        raise UnknownColumnError(f"the key column {key!r} is not in the table",
+                                 hint="columns are " + ", ".join(cols))
+    for c in cfg.comparisons:
+        if c.column not in cols:
+            raise UnknownColumnError(f"comparison {c.label!r}: unknown column {c.column!r}",
+                                     hint="columns are " + ", ".join(cols))
+    clash = [c for c in cols if c in _RESERVED]
+    if clash:
+        raise ReservedColumnError(f"column {clash[0]!r} clashes with the golden table's own column",
+                                  hint="rename it before deduplicating")
+    if len(cfg.blocking) > MAX_RULES:
+        raise ConfigError(f"{len(cfg.blocking)} blocking rules: at most {MAX_RULES} are supported")
+    if isinstance(df.schema[key].dataType, (T.MapType, T.ArrayType, T.StructType, T.BinaryType)):
+        raise ParameterError(f"the key {key!r} is {df.schema[key].dataType.simpleString()}",
+                             hint="a key is a number or a string")
+    C.check_types(df.schema, cfg.comparisons)
+    return B.parse_rules(df, cfg.blocking)
+
+
+def _check_key(df: DataFrame, key: str) -> int:
+    """One aggregation: the row count, refusing a NULL or repeated key (with examples)."""
+    per = df.groupBy(col(key).alias("k")).agg(F.count(F.lit(1)).alias("n"))
+    row = per.agg(F.coalesce(F.sum("n"), F.lit(0)).alias("rows"),
+                  F.coalesce(F.sum(F.when(F.col("k").isNull(), F.col("n"))), F.lit(0)).alias("nulls"),
+                  F.coalesce(F.max(F.when(F.col("k").isNotNull(), F.col("n"))), F.lit(0)).alias("most")).collect()[0]
+    if row["nulls"]:
+        raise ParameterError(f"the key {key!r} is NULL in {row['nulls']} row(s)",
+                             hint="every record needs a key: fill it, or drop those rows first")
+    if row["most"] > 1:
+        ex = per.where(F.col("n") > 1).orderBy(F.desc("n"), "k").limit(3).collect()
+        shown = ", ".join(f"{r['k']!r} ({r['n']} rows)" for r in ex)
+        raise ParameterError(f"the key {key!r} is not unique: {shown}",
+                             hint="deduplication needs one key per record; use a unique column or add a row id")
+    return int(row["rows"])
+
+
+def _records(df: DataFrame, key: str, cfg: DedupConfig, rules: list[B.ParsedRule]) -> DataFrame:
+    """``_dq_id``, the block key of each rule and the compared columns (``_dq_c{k}``)."""
+    columns = cfg.columns()
+    return df.select(col(key).alias(B.ID), *[B.block_key(r.parts).alias(B.block_col(i)) for i, r in enumerate(rules)],
+                     *[col(c).alias(C.value_col(k)) for k, c in enumerate(columns)])
+
+
+def _stats_with_pairs(stats: pd.DataFrame, new_pairs: Mapping[int, int]) -> pd.DataFrame:
+    out = stats.copy()
+    out["new_pairs"] = [int(new_pairs.get(i, 0)) for i in range(len(out))]
+    out["cumulative_pairs"] = out["new_pairs"].cumsum()
+    return out
+
+
+def _oversized(records: DataFrame, rules: list[B.ParsedRule], stats: pd.DataFrame, cfg: DedupConfig,
+               refuse: bool = True) -> tuple[dict[int, list[str]], list[str]]:
+    """The oversized blocks per rule (JSON keys) and their warnings; with ``on_oversized: refuse`` (and
+    ``refuse``) the refusal instead."""
+    if len(stats) == 0 or int(stats["oversized_blocks"].sum()) == 0:
+        return {}, []
+    blocks = B.oversized_blocks(records, rules, cfg.max_block_size)
+    lines = []
+    for i, found in sorted(blocks.items()):
+        s = stats.iloc[i]
+        ex = "; ".join(f"[{B.describe_block(k)}] {n} records" for k, n in found[:5])
+        lines.append(f"blocking rule {s['rule']!r}: {len(found)} block(s) exceed max_block_size="
+                     f"{cfg.max_block_size} ({ex}); {s['comparisons_skipped']:,} comparisons")
+    hint = ("make the rule finer (add a column, e.g. [surname, substr(given_name,1,1)]), or raise "
+            "max_block_size if that many comparisons are intended")
+    if refuse and cfg.on_oversized == "refuse":
+        raise ParameterError("oversized blocks: " + " | ".join(lines), hint=hint)
+    notes = [line + " skipped (the blocks are purged from this rule); " + hint for line in lines]
+    return {i: [k for k, _ in found] for i, found in blocks.items()}, notes
+
+
+# --------------------------------------------------------------------------- public entry points
+def blocking_stats(table: Any, key: str, config: Any, *, spark: SparkSession | None = None,
+                   pairs: bool = True) -> pd.DataFrame:
+    """Per blocking rule, before anything is compared: blocks, largest block, records in blocks,
+    comparisons its blocks imply, oversized blocks and the comparisons they would cost; with
+    ``pairs`` also ``new_pairs`` (pairs the rule adds to the earlier rules: each pair counted once)
+    and ``cumulative_pairs`` (Splink's cumulative comparisons), from a count of the pair keys only."""
+    cfg = _config(config)
+    spark = spark or get_spark()
+    df = read_records(table, spark, cfg.types)
+    rules = _validate(df, key, cfg)
+    with cancellable("the blocking statistics"):
+        recs = _records(df, key, cfg, rules).select(B.ID, *[B.block_col(i) for i in range(len(rules))])
+        stats = B.block_statistics(recs, rules, cfg.max_block_size)
+        if not pairs:
+            return stats
+        oversized, _ = _oversized(recs, rules, stats, cfg, refuse=False)
+        purged = B.purge_oversized(recs, oversized)
+        counts = {int(r[B.FIRST]): int(r["n"]) for r in B.candidate_pairs(purged, len(rules), [])
+                  .groupBy(B.FIRST).agg(F.count(F.lit(1)).alias("n")).collect()}
+    return _stats_with_pairs(stats, counts)
+
+
+def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, labels: Any = None,
+          golden_record: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None, prior: float | None = None,
+          spark: SparkSession | None = None, name: str | None = None,
+          progress: ProgressCallback | None = None) -> DedupResult:
+    """Deduplicate ``table`` (a path, ``catalog:db.table`` or DataFrame) whose records are identified by
+    the unique, non-NULL column ``key``, with ``config`` (a YAML path or text, a dict, a ``DedupConfig``).
+
+    ``threshold`` overrides the config's (pairs with probability >= threshold are linked).
+    ``labels``: known matching pairs (a DataFrame of two key columns, or a list of key tuples); their
+    levels set m. ``golden_record(records)``: a function from one cluster's records (pandas, sorted by
+    key) to the golden values {column: value}; default per column the most frequent non-NULL value, ties
+    to the smallest. ``prior``: the probability that two random records match, instead of its estimate.
+    ``progress(stage, item, done, total)`` is called after each stage (block, compare, estimate, cluster).
+    Bad input raises a ``DqkitError`` before any Spark job where the schema can tell.
+    """
+    cfg = _config(config)
+    thr = cfg.threshold if threshold is None else threshold
+    if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not 0 <= thr <= 1:
+        raise ParameterError(f"threshold must be a probability between 0 and 1, not {thr!r}")
+    if prior is not None and not 0 < prior < 1:
+        raise ParameterError(f"prior must be strictly between 0 and 1, not {prior!r}")
+    spark = spark or get_spark()
+    df = read_records(table, spark, cfg.types)
+    rules = _validate(df, key, cfg)
+    label = name or (os.fspath(table) if isinstance(table, (str, os.PathLike)) else "table")
+    columns = cfg.columns()
+    dtypes = {c: df.schema[c].dataType for c in columns}
+    comps = cfg.comparisons
+    levels = [c.n_levels for c in comps]
+    n_rules = len(rules)
+    stages = 4
+    notes: list[str] = []
+
+    def step(stage: str, done: int) -> None:
+        if progress is not None:
+            progress(stage, stage, done, stages)
+
+    with cancellable("the deduplication"):
+        n_records = _check_key(df, key)
+        if n_records == 0:
+            notes.append("the table is empty: nothing to deduplicate")
+        recs = _records(df, key, cfg, rules)
+        stats = B.block_statistics(recs, rules, cfg.max_block_size)
+        oversized, warnings = _oversized(recs, rules, stats, cfg)
+        notes += warnings
+        purged = B.purge_oversized(recs, oversized)
+        carry = [C.value_col(k) for k in range(len(columns))]
+        cand = B.candidate_pairs(purged, n_rules, carry)
+        gammas = [C.gamma_col(i) for i in range(len(comps))]
+        levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
+        levelled = levelled.localCheckpoint(eager=False)  # materialised by the pattern counts below
+        step("block", 1)
+        pattern_rows = _sorted_rows(levelled.groupBy(*gammas, B.RULES).agg(F.count(F.lit(1)).alias("n"))
+                                    .limit(_MAX_PATTERNS).collect(), [*gammas, B.RULES])
+        patterns = np.array([[r[g] for g in gammas] for r in pattern_rows], dtype=np.int64).reshape(-1, len(comps))
+        counts = np.array([r["n"] for r in pattern_rows], dtype=float)
+        masks = np.array([r[B.RULES] for r in pattern_rows], dtype=np.int64)
+        n_pairs = int(counts.sum())
+        first_rule = _lowest_bit(masks)
+        new_pairs = {i: int(counts[first_rule == i].sum()) for i in range(n_rules)}
+        stats = _stats_with_pairs(stats, new_pairs)
+        for _, s in stats.iterrows():
+            if s["new_pairs"] == 0 and n_records:
+                why = ("every block has one record or a NULL key" if s["comparisons"] == 0
+                       else "every pair it finds is found by an earlier rule")
+                notes.append(f"blocking rule {s['rule']!r} produced no new pairs ({why})")
+        step("compare", 2)
+
+        u, u_pairs = _estimate_u(recs, comps, columns, dtypes, cfg)
+        if u_pairs < 1000 and n_records:
+            notes.append(f"u was estimated from {u_pairs} random pairs only; estimates of rare levels are rough")
+        labelled_m = None
+        if labels is not None:
+            labelled_m, n_labels = _labelled_m(spark, recs, labels, df.schema[key].dataType, comps, columns, dtypes)
+            notes.append(f"m was set from {n_labels} labelled matching pair(s)")
+        inactive = [[c.column in r.columns for c in comps] for r in rules]
+        all_pairs = n_records * (n_records - 1) / 2
+        model, sessions = fit(patterns, counts, masks, levels, [c.label for c in comps], u, inactive, all_pairs,
+                              labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
+                              tolerance=cfg.em_tolerance)
+        notes += list(model.notes)
+        for s in sessions:
+            s["rule"] = rules[s["rule"]].rule.name
+            if s["pairs"] >= 2 and not s["converged"] and labelled_m is None:
+                notes.append(f"EM on the pairs of rule {s['rule']!r} did not converge in {s['iterations']} iterations")
+        step("estimate", 3)
+
+        result = DedupResult(table=label, key=key, config=cfg, threshold=float(thr), records=df, compare_records=recs,
+                             levelled=levelled, model=model, sessions=tuple(sessions), block_stats=stats,
+                             n_records=n_records, n_pairs=n_pairs, u_pairs=u_pairs, patterns=patterns,
+                             pattern_counts=counts,
+                             rule_names=tuple(r.rule.name for r in rules), dtypes=dtypes,
+                             notes=tuple(notes), golden_fn=golden_record,
+                             input_paths=(table,) if isinstance(table, (str, os.PathLike)) else ())
+        result = result.at_threshold(thr)
+        step("cluster", 4)
+    return result
+
+
+def _sorted_rows(rows: list[Any], by: list[str]) -> list[Any]:
+    """Collected pattern rows in a fixed order, so EM sums the same numbers in the same order whatever
+    the partitioning (floating-point sums depend on order)."""
+    return sorted(rows, key=lambda r: tuple(r[c] for c in by))
+
+
+def _lowest_bit(masks: np.ndarray) -> np.ndarray:
+    out = np.full(len(masks), -1, dtype=np.int64)
+    for i in range(MAX_RULES):
+        hit = (out < 0) & (((masks >> i) & 1) == 1)
+        out[hit] = i
+    return out
+
+
+def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType],
+                cfg: DedupConfig) -> tuple[list[np.ndarray], int]:
+    """u from all pairs of ``u_sample_records`` records chosen by a seeded hash of the key (so the same
+    records whatever the partitioning): level frequencies per comparison, add-one smoothed."""
+    carry = [C.value_col(k) for k in range(len(columns))]
+    sample = (recs.select(B.ID, *carry).withColumn("_dq_h", F.xxhash64(F.col(B.ID), F.lit(cfg.seed)))
+              .orderBy("_dq_h", B.ID).limit(cfg.u_sample_records).drop("_dq_h"))
+    left = sample.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
+    right = sample.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
+    pairs = left.crossJoin(right).where(F.col(B.ID1) < F.col(B.ID2))
+    gammas = [C.gamma_col(i) for i in range(len(comps))]
+    rows = _sorted_rows(C.add_levels(pairs, comps, columns, dtypes).groupBy(*gammas)
+                        .agg(F.count(F.lit(1)).alias("n")).collect(), gammas)
+    patterns = np.array([[r[g] for g in gammas] for r in rows], dtype=np.int64).reshape(-1, len(comps))
+    counts = np.array([r["n"] for r in rows], dtype=float)
+    if counts.sum() == 0:
+        return [default_u(c.n_levels) for c in comps], 0
+    return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum())
+
+
+def _labelled_m(spark: SparkSession, recs: DataFrame, labels: Any, key_type: T.DataType,
+                comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType]
+                ) -> tuple[list[np.ndarray], int]:
+    """m from the levels of known matching pairs (add-one smoothed per level)."""
+    if hasattr(labels, "columns") and hasattr(labels, "select"):
+        if len(labels.columns) < 2:
+            raise ParameterError("labels need two key columns (key_1, key_2)")
+        lab = labels.select(col(labels.columns[0]).cast(key_type).alias(B.ID1),
+                            col(labels.columns[1]).cast(key_type).alias(B.ID2))
+    else:
+        pairs = [tuple(p) for p in labels]
+        if not pairs or any(len(p) != 2 for p in pairs):
+            raise ParameterError("labels are a non-empty list of (key_1, key_2) pairs, or a DataFrame of two columns")
+        schema = T.StructType([T.StructField(B.ID1, key_type), T.StructField(B.ID2, key_type)])
+        lab = spark.createDataFrame(pairs, schema)
+    lab = lab.where(F.col(B.ID1) != F.col(B.ID2)).select(F.least(B.ID1, B.ID2).alias(B.ID1),
+                                                          F.greatest(B.ID1, B.ID2).alias(B.ID2)).distinct()
+    carry = [C.value_col(k) for k in range(len(columns))]
+    left = recs.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
+    right = recs.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
+    pairs_df = lab.join(left, B.ID1).join(right, B.ID2)
+    gammas = [C.gamma_col(i) for i in range(len(comps))]
+    rows = _sorted_rows(C.add_levels(pairs_df, comps, columns, dtypes).groupBy(*gammas)
+                        .agg(F.count(F.lit(1)).alias("n")).collect(), gammas)
+    patterns = np.array([[r[g] for g in gammas] for r in rows], dtype=np.int64).reshape(-1, len(comps))
+    counts = np.array([r["n"] for r in rows], dtype=float)
+    if counts.sum() == 0:
+        raise ParameterError("no labelled pair names two records of the table",
+                             hint="labels are pairs of key values of this table")
+    return level_frequencies(patterns, counts, [c.n_levels for c in comps], smoothing=0.5), int(counts.sum())

@@ -1,0 +1,477 @@
+"""The result of a dedup run: scored pairs, clusters, golden records, the model, and how to read them."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit.dedup import _blocking as B
+from dqkit.dedup import _compare as C
+from dqkit.dedup._em import FSModel
+from dqkit.dedup.config import DedupConfig
+from dqkit.errors import ParameterError
+from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.sparkutil import apply_in_pandas, col
+
+_K = "_dq_k"
+CLUSTER, SIZE = "cluster_id", "cluster_size"
+
+
+def weight_to_probability(w: float) -> float:
+    return 1.0 / (1.0 + 2.0 ** (-w))
+
+
+def probability_to_weight(p: float) -> float:
+    if p <= 0:
+        return -math.inf
+    if p >= 1:
+        return math.inf
+    return math.log2(p / (1 - p))
+
+
+@dataclass(frozen=True, eq=False)
+class DedupResult(Result):
+    """The outcome of ``dedup``. DataFrames stay lazy (the levels of the candidate pairs and the
+    clusters are checkpointed once); the summaries are small aggregates computed at the threshold.
+
+    * ``pairs``: every candidate pair ``key_1 < key_2, rule, match_weight, probability,
+      gamma_<comparison>...`` (levels: -1 NULL, 0 else, 1.. close, highest exact); ``matches``: those
+      with probability >= ``threshold``;
+    * ``clusters``: ``(<key>, cluster_id)`` for every record, the cluster id the smallest key of its
+      connected component of matches (a record without match is its own cluster);
+    * ``golden``: one record per cluster, ``cluster_id, cluster_size`` and every other column;
+    * ``model``: the Fellegi–Sunter m, u and prior; ``model_table()`` shows them per level;
+    * ``explain(k1, k2)`` / ``plot_waterfall(k1, k2)``: each comparison's share of a pair's weight;
+    * ``at_threshold(p)``: the same run with clusters at another threshold (no re-comparison).
+    """
+
+    system = "dqkit dedup"
+
+    table: str
+    key: str
+    config: DedupConfig
+    threshold: float
+    records: DataFrame
+    compare_records: DataFrame
+    levelled: DataFrame
+    model: FSModel
+    sessions: tuple[dict[str, Any], ...]
+    block_stats: pd.DataFrame
+    n_records: int
+    n_pairs: int
+    u_pairs: int
+    patterns: np.ndarray  # the level patterns of the candidate pairs (G × comparisons), -1 NULL
+    pattern_counts: np.ndarray  # pairs per pattern row
+    rule_names: tuple[str, ...]
+    dtypes: Mapping[str, T.DataType]
+    notes: tuple[str, ...] = ()
+    golden_fn: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None
+    input_paths: tuple[Any, ...] = ()
+    clusters: DataFrame | None = None
+    n_matching_pairs: int = 0
+    cluster_sizes: Mapping[int, int] = field(default_factory=dict)
+    save_format: str = "parquet"
+    save_all_pairs: bool = False
+
+    # ---------------------------------------------------------------------------- pairs and scores
+    def _weight_column(self) -> tuple[Column, list[Column]]:
+        parts = []
+        for i, bf in enumerate(self.model.log2_bayes_factors()):
+            g = F.col(C.gamma_col(i))
+            e = F.when(g < 0, F.lit(0.0))
+            for lvl, v in enumerate(bf):
+                e = e.when(g == lvl, F.lit(float(v)))
+            parts.append(e.otherwise(F.lit(0.0)))
+        total = F.lit(self.model.prior_weight)
+        for p in parts:
+            total = total + p
+        return total, parts
+
+    @functools.cached_property
+    def scored(self) -> DataFrame:
+        """Internal pairs (``_dq_id1, _dq_id2``, levels) with ``match_weight`` and ``probability``."""
+        w, _ = self._weight_column()
+        return self.levelled.select("*", w.alias("match_weight")).withColumn(
+            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+
+    @property
+    def pairs(self) -> DataFrame:
+        """Every candidate pair: ``key_1, key_2, rule, match_weight, probability, gamma_<comparison>...``."""
+        names = F.array(*[F.lit(n) for n in self.rule_names]) if self.rule_names else F.array()
+        return self.scored.select(
+            F.col(B.ID1).alias("key_1"), F.col(B.ID2).alias("key_2"),
+            F.element_at(names, F.col(B.FIRST) + 1).alias("rule"), "match_weight", "probability",
+            *[F.col(C.gamma_col(i)).alias(f"gamma_{c.label}") for i, c in enumerate(self.config.comparisons)])
+
+    @property
+    def matches(self) -> DataFrame:
+        """The pairs with probability >= threshold (the edges of the clusters)."""
+        w = probability_to_weight(self.threshold)
+        if not math.isfinite(w):
+            return self.pairs if w < 0 else self.pairs.where(F.lit(False))
+        return self.pairs.where(F.col("match_weight") >= F.lit(w))
+
+    def _pattern_weights(self) -> np.ndarray:
+        """The match weight of each pattern row, added in the order Spark adds them (same doubles)."""
+        bfs = self.model.log2_bayes_factors()
+        out = np.empty(len(self.pattern_counts))
+        for g, row in enumerate(self.patterns):
+            total = self.model.prior_weight
+            for k, lvl in enumerate(row):
+                total = total + (float(bfs[k][lvl]) if lvl >= 0 else 0.0)
+            out[g] = total
+        return out
+
+    # ---------------------------------------------------------------------------- clusters
+    def at_threshold(self, threshold: float) -> DedupResult:
+        """This run with clusters, golden records and summaries at ``threshold`` (pairs are not re-compared)."""
+        if not 0 <= threshold <= 1:
+            raise ParameterError(f"threshold must be a probability between 0 and 1, not {threshold!r}")
+        # weights, not probabilities, are compared: the same doubles in Spark and here
+        w = probability_to_weight(float(threshold))
+        hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
+            self.scored if w < 0 else self.scored.where(F.lit(False)))
+        n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
+        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2)).localCheckpoint(eager=False)
+        sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
+                 .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
+        return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
+                                   n_matching_pairs=int(n_matching), cluster_sizes=dict(sorted(sizes.items())))
+
+    @property
+    def golden(self) -> DataFrame:
+        """One golden record per cluster: ``cluster_id, cluster_size`` and every column but the key.
+        Per column the most frequent non-NULL value of the cluster, ties to the smallest value
+        (deterministic), or ``golden_record(records)`` when given."""
+        return golden_records(self.records, self._clusters(), self.key, self.golden_fn)
+
+    def _clusters(self) -> DataFrame:
+        if self.clusters is None:
+            raise ParameterError("this result has no clusters yet", hint="call at_threshold(p)")
+        return self.clusters
+
+    @property
+    def duplicate_clusters(self) -> int:
+        """Clusters with two or more records."""
+        return sum(n for s, n in self.cluster_sizes.items() if s > 1)
+
+    @property
+    def records_in_duplicates(self) -> int:
+        return sum(s * n for s, n in self.cluster_sizes.items() if s > 1)
+
+    @property
+    def largest_cluster(self) -> int:
+        return max(self.cluster_sizes, default=0)
+
+    @property
+    def n_clusters(self) -> int:
+        """Clusters, singletons included: the rows of the golden table."""
+        return sum(self.cluster_sizes.values())
+
+    def cluster_sample(self, n: int = 10, max_records: int = 10) -> pd.DataFrame:
+        """The ``n`` largest duplicate clusters (ties by id) with at most ``max_records`` of their keys."""
+        cl = self._clusters()
+        rows = (cl.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE),
+                                        F.slice(F.sort_array(F.collect_list(col(self.key))), 1, max_records).alias("keys"))
+                .where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(n).collect())
+        return pd.DataFrame([{CLUSTER: r[CLUSTER], SIZE: r[SIZE], "keys": ", ".join(map(str, r["keys"]))} for r in rows],
+                            columns=[CLUSTER, SIZE, "keys"])
+
+    def cluster_records(self, cluster_id: Any, limit: int = 50) -> pd.DataFrame:
+        """The records of one cluster side by side (at most ``limit``), sorted by key."""
+        cl = self._clusters().where(F.col(CLUSTER) == F.lit(cluster_id)).select(col(self.key).alias(_K))
+        recs = self.records.join(cl, self.records[self.key] == cl[_K]).drop(_K)
+        return pd.DataFrame([r.asDict() for r in recs.orderBy(col(self.key)).limit(limit).collect()],
+                            columns=self.records.columns)
+
+    # ---------------------------------------------------------------------------- the model
+    def model_table(self) -> pd.DataFrame:
+        """One row per comparison and level: m, u and the level's log2 Bayes factor."""
+        rows = []
+        for c, m, u, bf in zip(self.config.comparisons, self.model.m, self.model.u, self.model.log2_bayes_factors()):
+            labels = c.level_labels()
+            for lvl in range(len(m) - 1, -1, -1):
+                rows.append({"comparison": c.label, "level": labels[lvl], "gamma": lvl, "m": float(m[lvl]),
+                             "u": float(u[lvl]), "log2_bayes_factor": float(bf[lvl])})
+        return pd.DataFrame(rows, columns=["comparison", "level", "gamma", "m", "u", "log2_bayes_factor"])
+
+    def explain(self, key_1: Any, key_2: Any) -> pd.DataFrame:
+        """Why a pair scores what it does (the waterfall's data): the prior, then per comparison the
+        two values, the level, m, u and the log2 Bayes factor added, with the running match weight.
+        Any two records can be explained, candidate pair or not."""
+        cache = self.__dict__.setdefault("_explained", {})
+        if (key_1, key_2) not in cache:
+            cache[(key_1, key_2)] = self._explain(key_1, key_2)
+        return cache[(key_1, key_2)].copy()
+
+    def _explain(self, key_1: Any, key_2: Any) -> pd.DataFrame:
+        comps = self.config.comparisons
+        columns = self.config.columns()
+        carry = [C.value_col(k) for k in range(len(columns))]
+        recs = self.compare_records
+        left = recs.where(F.col(B.ID) == F.lit(key_1)).select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
+        right = recs.where(F.col(B.ID) == F.lit(key_2)).select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
+        got = C.add_levels(left.crossJoin(right), comps, columns, dict(self.dtypes)).limit(1).collect()
+        if not got:
+            raise ParameterError(f"no record with key {key_1!r} or {key_2!r}", hint=f"keys are values of {self.key!r}")
+        row = got[0]
+        bfs = self.model.log2_bayes_factors()
+        total = self.model.prior_weight
+        out = [{"comparison": "prior", "value_1": "", "value_2": "", "level": "", "m": np.nan, "u": np.nan,
+                "log2_bayes_factor": total, "match_weight": total}]
+        for i, c in enumerate(comps):
+            g = int(row[C.gamma_col(i)])
+            k = columns.index(c.column)
+            bf = float(bfs[i][g]) if g >= 0 else 0.0
+            total += bf
+            out.append({"comparison": c.label, "value_1": row[f"{C.value_col(k)}_l"],
+                        "value_2": row[f"{C.value_col(k)}_r"], "level": c.level_labels()[g] if g >= 0 else "null",
+                        "m": float(self.model.m[i][g]) if g >= 0 else np.nan,
+                        "u": float(self.model.u[i][g]) if g >= 0 else np.nan,
+                        "log2_bayes_factor": bf, "match_weight": total})
+        frame = pd.DataFrame(out)
+        frame.attrs["probability"] = weight_to_probability(total)
+        return frame
+
+    @functools.cached_property
+    def weight_histogram(self) -> pd.DataFrame:
+        """Candidate pairs per whole-number match weight (from the pattern counts: no Spark job)."""
+        if not len(self.pattern_counts):
+            return pd.DataFrame(columns=["weight", "pairs"])
+        h = (pd.DataFrame({"weight": np.floor(self._pattern_weights()).astype(np.int64), "pairs": self.pattern_counts})
+             .groupby("weight", as_index=False)["pairs"].sum())
+        h["pairs"] = h["pairs"].astype(np.int64)
+        return h
+
+    # ---------------------------------------------------------------------------- charts
+    def plot_block_sizes(self):
+        """Pairs per blocking rule: the comparisons its blocks imply and the new pairs it adds."""
+        from matplotlib.figure import Figure
+
+        from dqkit.charts import PLAIN
+
+        s = self.block_stats
+        fig = Figure(figsize=(7, min(max(1.8, 0.6 * len(s) + 1.2), 12)), layout="constrained")
+        ax = fig.subplots()
+        y = np.arange(len(s))[::-1]
+        ax.barh(y + 0.2, s["comparisons"], height=0.4, color="#c6dbef", label="comparisons in its blocks")
+        if "new_pairs" in s:
+            bars = ax.barh(y - 0.2, s["new_pairs"], height=0.4, color="#4c72b0", label="new pairs (counted once)")
+            ax.bar_label(bars, labels=[f"{int(v):,}" for v in s["new_pairs"]], padding=3, fontsize=9, **PLAIN)
+        ax.set_yticks(y, [str(r) for r in s["rule"]], **PLAIN)
+        ax.set_xlabel("pairs", **PLAIN)
+        ax.set_title("Blocking rules: pairs before comparison", **PLAIN)
+        ax.legend(loc="lower right", fontsize=8)
+        ax.margins(x=0.15)
+        return fig
+
+    def plot_match_weights(self):
+        """Histogram of the candidate pairs' match weights, with the threshold's weight marked."""
+        from matplotlib.figure import Figure
+
+        from dqkit.charts import PLAIN
+
+        h = self.weight_histogram
+        fig = Figure(figsize=(7, 3.2), layout="constrained")
+        ax = fig.subplots()
+        if len(h):
+            ax.bar(h["weight"] + 0.5, h["pairs"], width=0.9, color="#4c72b0")
+        t = probability_to_weight(self.threshold)
+        if math.isfinite(t):
+            ax.axvline(t, color="#cf222e", linestyle="--", label=f"threshold p={self.threshold:g}")
+            ax.legend(fontsize=8)
+        ax.set_xlabel("match weight (log2 odds)", **PLAIN)
+        ax.set_ylabel("pairs", **PLAIN)
+        ax.set_title("Match weights of the candidate pairs", **PLAIN)
+        if not len(h):
+            ax.text(0.5, 0.5, "no candidate pairs", ha="center", va="center", transform=ax.transAxes)
+        return fig
+
+    def plot_waterfall(self, key_1: Any, key_2: Any):
+        """Waterfall of one pair: the prior, then each comparison's log2 Bayes factor, to the final weight."""
+        from matplotlib.figure import Figure
+
+        from dqkit.charts import PLAIN
+
+        e = self.explain(key_1, key_2)
+        labels = [f"{r.comparison}: {r.level}" if r.level else str(r.comparison) for r in e.itertuples()]
+        labels.append("match weight")
+        starts = list(e["match_weight"] - e["log2_bayes_factor"]) + [0.0]
+        widths = list(e["log2_bayes_factor"]) + [float(e["match_weight"].iloc[-1])]
+        fig = Figure(figsize=(7, max(2.2, 0.42 * len(labels) + 1.2)), layout="constrained")
+        ax = fig.subplots()
+        y = np.arange(len(labels))[::-1]
+        colors = ["#2da44e" if w >= 0 else "#cf222e" for w in widths]
+        colors[0], colors[-1] = "#8c959f", "#4c72b0"
+        bars = ax.barh(y, widths, left=starts, color=colors, height=0.6)
+        ax.bar_label(bars, labels=[f"{w:+.1f}" for w in widths], padding=3, fontsize=8, **PLAIN)
+        ax.axvline(0, color="#1f2328", linewidth=0.8)
+        ax.set_yticks(y, labels, **PLAIN)
+        ax.set_xlabel("log2 Bayes factor / match weight", **PLAIN)
+        ax.set_title(f"{key_1} ~ {key_2}: weight {widths[-1]:.1f}, probability {e.attrs['probability']:.4f}", **PLAIN)
+        ax.margins(x=0.15)
+        return fig
+
+    def plot_cluster_sizes(self):
+        """Clusters per size (records per cluster), singletons included."""
+        from dqkit import charts as ch
+
+        return ch.barh({f"{s} record{'s' if s > 1 else ''}": n for s, n in self.cluster_sizes.items()},
+                       "Cluster sizes", "clusters", "size", integer=True)
+
+    # ---------------------------------------------------------------------------- the contract
+    def verdict_block(self) -> Verdict:
+        if self.duplicate_clusters == 0:
+            return Verdict(True, "NO DUPLICATES", f"{self.n_records:,} records, {self.n_pairs:,} candidate pairs, "
+                                                  f"none with match probability >= {self.threshold:g}")
+        return Verdict(False, "DUPLICATES", f"{self.duplicate_clusters:,} cluster(s) hold {self.records_in_duplicates:,} "
+                                            f"of {self.n_records:,} records ({self.n_matching_pairs:,} matching pairs, "
+                                            f"largest cluster {self.largest_cluster}); "
+                                            f"{self.n_clusters:,} golden records")
+
+    def to_dict(self) -> dict[str, Any]:
+        v = self.verdict_block()
+        model = {c.label: {"method": c.method, "levels": c.level_labels(), "m": [float(x) for x in m],
+                           "u": [float(x) for x in u], "log2_bayes_factor": [float(x) for x in bf]}
+                 for c, m, u, bf in zip(self.config.comparisons, self.model.m, self.model.u,
+                                        self.model.log2_bayes_factors())}
+        return {"table": self.table, "key": self.key, "verdict": v.label, "summary": v.summary,
+                "records": self.n_records, "candidate_pairs": self.n_pairs, "threshold": self.threshold,
+                "matching_pairs": self.n_matching_pairs, "clusters": self.n_clusters,
+                "duplicate_clusters": self.duplicate_clusters, "records_in_duplicates": self.records_in_duplicates,
+                "largest_cluster": self.largest_cluster,
+                "cluster_sizes": {str(s): n for s, n in self.cluster_sizes.items()},
+                "blocking": self.block_stats.to_dict(orient="records"),
+                "model": {"prior": self.model.prior, "prior_weight": self.model.prior_weight,
+                          "u_sample_pairs": self.u_pairs, "comparisons": model},
+                "em_sessions": [dict(s) for s in self.sessions], "notes": list(self.notes)}
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        cfg = self.config
+        blocks: list[Any] = [self.verdict_block(), Facts("What was deduplicated", {
+            "table": self.table, "key": self.key, "records": self.n_records,
+            "blocking rules": len(cfg.blocking), "comparisons": ", ".join(f"{c.label} ({c.method})" for c in cfg.comparisons),
+            "candidate pairs": self.n_pairs, "threshold": self.threshold,
+            "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
+            "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
+            "prior (two random records match)": f"{self.model.prior:.3g}"})]
+        blocks.append(Table("Blocking rules", self.block_stats,
+                            note="comparisons = Σ n(n−1)/2 over the rule's blocks; new_pairs = pairs no earlier "
+                                 "rule produced (each pair is compared once); oversized blocks are skipped"))
+        blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes))
+        blocks.append(Table("Model", self.model_table(),
+                            note="m = P(level | match), u = P(level | non-match); a pair's match weight is "
+                                 f"{self.model.prior_weight:.2f} (prior) + Σ log2(m/u); NULL adds 0"))
+        blocks.append(Chart("Match weights", "match_weights", self.plot_match_weights))
+        blocks.append(Table("Cluster sizes", pd.DataFrame({"size": list(self.cluster_sizes),
+                                                           "clusters": list(self.cluster_sizes.values())})))
+        blocks.append(Chart("Cluster sizes", "cluster_sizes", self.plot_cluster_sizes))
+        if sample_rows and self.duplicate_clusters:
+            blocks.append(Table("Largest clusters", self.cluster_sample(sample_rows),
+                                note=f"at most {sample_rows} clusters, 10 keys each"))
+            top = (self.matches.orderBy(F.desc("match_weight"), "key_1", "key_2")
+                   .select("key_1", "key_2", "rule", "match_weight", "probability").limit(sample_rows).collect())
+            blocks.append(Table("Matching pairs", pd.DataFrame([r.asDict() for r in top]),
+                                note=f"the {sample_rows} with the highest match weight"))
+            if top:
+                k1, k2 = top[-1]["key_1"], top[-1]["key_2"]
+                blocks.append(Chart(f"Why {k1} ~ {k2} match", "waterfall",
+                                    functools.partial(self.plot_waterfall, k1, k2)))
+        if self.notes:
+            blocks.append(Notes("Notes", list(self.notes)))
+        return blocks
+
+    def frames(self, all_pairs: bool = False, **_: Any) -> dict[str, DataFrame]:
+        """``pairs`` (the matches, or every candidate pair with ``all_pairs``), ``clusters`` and ``golden``."""
+        if self.save_format == "csv":
+            return {}  # written as CSV by _save_extra
+        return self._frame_map(all_pairs)
+
+    def _frame_map(self, all_pairs: bool) -> dict[str, DataFrame]:
+        return {"pairs": self.pairs if all_pairs else self.matches, "clusters": self._clusters(),
+                "golden": self.golden}
+
+    def inputs(self) -> list[Any]:
+        return list(self.input_paths)
+
+    def _save_extra(self, folder: Path) -> None:
+        if self.save_format == "csv":
+            for rel, frame in self._frame_map(self.save_all_pairs).items():
+                frame.write.mode("errorifexists").option("header", "true").csv((folder / rel).as_posix())
+
+    def save(self, target: str | os.PathLike, overwrite: bool = False, *, charts: bool = True,
+             format: str = "parquet", all_pairs: bool = False, **frame_options: Any) -> str:
+        """Save ``pairs``, ``clusters`` and ``golden`` (Parquet, or ``format="csv"``) with the summary and
+        report, atomically (see ``Result.save``). ``all_pairs``: every candidate pair, not only matches."""
+        if format not in ("parquet", "csv"):
+            raise ParameterError(f"unknown save format {format!r}", hint="parquet or csv")
+        if format == "csv":
+            if os.fspath(target).startswith("catalog:"):
+                raise ParameterError("CSV output goes to a folder, not a catalog", hint="drop format='csv'")
+            copy = dataclasses.replace(self, save_format="csv", save_all_pairs=all_pairs)
+            return Result.save(copy, target, overwrite, charts=charts, **frame_options)
+        return super().save(target, overwrite, charts=charts, all_pairs=all_pairs, **frame_options)
+
+
+def cluster_records(records: DataFrame, key: str, matches: DataFrame) -> DataFrame:
+    """``(key, cluster_id)`` for every record: the connected components (``dqkit.components``, the
+    implementation repair uses) of the ``matches`` edges (two key columns), each named by its smallest
+    key; a record without a match is its own cluster."""
+    from dqkit.components import connected_components
+
+    a, b = matches.columns[:2]
+    comps = connected_components(matches.select(col(a).alias("src"), col(b).alias("dst")))
+    keys = records.select(col(key).alias(_K))
+    return (keys.join(comps, keys[_K] == comps["node"], "left")
+            .select(F.col(_K).alias(key), F.coalesce(F.col("component"), F.col(_K)).alias(CLUSTER)))
+
+
+def golden_records(records: DataFrame, clusters: DataFrame, key: str,
+                   fn: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None) -> DataFrame:
+    """One record per cluster: ``cluster_id, cluster_size`` and every column of ``records`` but ``key``.
+
+    Default: per column the most frequent non-NULL value of the cluster, ties broken by the smallest
+    value (so the result does not depend on row order). ``fn(cluster_records)`` (pandas, sorted by key)
+    returns {column: value} instead. Singletons pass through unchanged.
+    """
+    attrs = [c for c in records.columns if c != key]
+    sizes = clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE))
+    cl = clusters.select(col(key).alias(_K), CLUSTER)
+    members = (records.select(col(key).alias(_K), *[col(a) for a in attrs]).join(cl, _K).join(sizes, CLUSTER))
+    singles = members.where(F.col(SIZE) == 1).select(CLUSTER, SIZE, *[col(a) for a in attrs])
+    multi = members.where(F.col(SIZE) > 1)
+    if fn is not None:
+        out_schema = T.StructType([clusters.schema[CLUSTER], *[records.schema[a] for a in attrs]])
+
+        def run(pdf: pd.DataFrame) -> pd.DataFrame:
+            pdf = pdf.sort_values(_K, kind="stable").reset_index(drop=True)
+            cid = pdf[CLUSTER].iloc[0]
+            given = pdf.drop(columns=[CLUSTER, SIZE]).rename(columns={_K: key})
+            values = dict(fn(given))
+            return pd.DataFrame([{CLUSTER: cid, **{a: values.get(a) for a in attrs}}], columns=[CLUSTER, *attrs])
+
+        chosen = apply_in_pandas(multi, CLUSTER, run, out_schema).join(sizes, CLUSTER)
+    else:
+        chosen = sizes.where(F.col(SIZE) > 1)
+        for a in attrs:
+            present = multi.where(col(a).isNotNull())
+            if isinstance(records.schema[a].dataType, T.MapType):  # not orderable: the smallest key's value
+                best = present.groupBy(CLUSTER).agg(F.min_by(col(a), F.col(_K)).alias(a))
+            else:
+                best = (present.groupBy(CLUSTER, col(a).alias("_dq_v")).agg(F.count(F.lit(1)).alias("_dq_n"))
+                        .groupBy(CLUSTER).agg(F.min(F.struct((-F.col("_dq_n")).alias("n"), F.col("_dq_v").alias("v")))
+                                              .alias("_dq_b"))
+                        .select(CLUSTER, F.col("_dq_b.v").alias(a)))
+            chosen = chosen.join(best, CLUSTER, "left")
+    return singles.unionByName(chosen.select(CLUSTER, SIZE, *[col(a) for a in attrs]))
