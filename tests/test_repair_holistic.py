@@ -134,7 +134,7 @@ def test_table1_is_repaired_to_zero_violations_with_phiD_holistically(table1):
     assert r.per_iteration()["components"].tolist() == [1]
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(1, 9), st.integers(1, 9)), min_size=2, max_size=8))
 def test_holistic_repair_leaves_no_violation_of_the_inequality_dc(spark, data):
     df = spark.createDataFrame([(i, s, r) for i, (s, r) in enumerate(data)], "id int, salary int, rate int")
@@ -148,7 +148,7 @@ def test_holistic_repair_leaves_no_violation_of_the_inequality_dc(spark, data):
 
 
 def test_holistic_repair_is_the_same_whatever_the_partitioning(spark):
-    data = [(i, 1000 + 37 * ((i * 7) % 23), 5 + (i * 11) % 13) for i in range(30)]
+    data = [(i, 1000 + 37 * ((i * 7) % 23), 5 + (i * 11) % 13) for i in range(12)]
     df = spark.createDataFrame(data, "id int, salary int, rate int")
     a = repair(df.repartition(1), PHI_2, key="id", method="holistic")
     b = repair(df.repartition(4, "rate"), PHI_2, key="id", method="holistic")

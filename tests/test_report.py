@@ -132,20 +132,7 @@ def test_report_cli_lists_the_template_parameters(capsys, tmp_path):
     assert "keys" in listing and "abs_tol = 0.0" in listing
 
 
-def test_the_rules_report_runs_through_the_same_registry(tmp_path, capsys):
-    data = DATA.parent
-    out = tmp_path / "rules"
-    code = main(["report", "rules", "-p", "table", str(data / "bigdansing_table1.csv"), "-p", "rules",
-                 str(data / "bigdansing_table1_rules.yaml"), "-p", "key", "tid", "-o", str(out)])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    html = (out / "rules_report.html").read_text()
-    assert ">VIOLATIONS<" in html and "4 violations of 2 of 2 rules" in html
-    assert "First candidate fixes" in html and "<script" not in html.lower()
-    assert f"-o {out}" in html  # the reproduce line names the folder it was written to
-
-
-def test_the_rules_report_with_repair_true_also_repairs_and_shows_the_changes(tmp_path, capsys):
+def test_the_rules_report_runs_through_the_registry_and_with_repair_true_also_repairs(tmp_path, capsys):
     from dqkit.detect import report_arguments as rules_arguments
 
     data = DATA.parent
@@ -162,7 +149,9 @@ def test_the_rules_report_with_repair_true_also_repairs_and_shows_the_changes(tm
     captured = capsys.readouterr()
     assert code == 0, captured.err
     html = (out / "rules_report.html").read_text()
-    assert ">VIOLATIONS<" in html and ">REPAIRED<" in html and "no violation remains" in html
+    assert ">VIOLATIONS<" in html and "4 violations of 2 of 2 rules" in html and "First candidate fixes" in html
+    assert f"-o {out}" in html  # the reproduce line names the folder it was written to
+    assert ">REPAIRED<" in html and "no violation remains" in html
     assert "First changes" in html and "&lt;i&gt;SF&lt;/i&gt; → LA" in html and "<i>SF" not in html
     assert "Violation graph" in html and "Repair metrics" in html and "-p repair true" in html
     assert "<script" not in html.lower() and 'src="http' not in html
