@@ -15,6 +15,14 @@ cut with ``localCheckpoint`` every few rounds, so the plan stays small whatever 
 The convergence test is one small aggregate per round: the edges form stars (every node either has
 exactly one out-edge, to a node with none, or none at all).
 
+Small graphs take a shortcut: when the distinct edges number at most ``local_limit`` (default
+10,000), they are collected (a bounded, counted collect) and labelled on the driver by
+``scipy.sparse.csgraph.connected_components``; the component is still the smallest node, taken by
+Spark, so both paths give the same labelling. Each large-star/small-star round costs a few Spark jobs
+whatever the size, which made small repairs and dedup runs latency-bound; ``local_limit=0`` forces the
+distributed path. Floating-point, binary and array nodes always take the distributed path (they are no sound
+dictionary keys).
+
 Nodes come only from edges: an isolated node appears in the result only when it is given as a
 self-edge ``(v, v)``. Edges with a NULL end are ignored (NULL is not a node).
 """
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
 from dqkit.sparkutil import col
@@ -43,8 +52,12 @@ class ComponentsRun:
     iterations: int
 
 
+LOCAL_LIMIT = 10_000
+
+
 def connected_components(edges: DataFrame, src: str = "src", dst: str = "dst", *,
-                         checkpoint_every: int = 3, max_iterations: int = 100) -> DataFrame:
+                         checkpoint_every: int = 3, max_iterations: int = 100,
+                         local_limit: int = LOCAL_LIMIT) -> DataFrame:
     """Connected components of the undirected graph ``edges(src, dst)`` as a DataFrame
     ``(node, component)``: one row per node, ``component`` the smallest node of its component (so
     the labelling is deterministic, whatever the partitioning or row order).
@@ -54,17 +67,19 @@ def connected_components(edges: DataFrame, src: str = "src", dst: str = "dst", *
     the number of rounds it took.
     """
     return run_connected_components(edges, src, dst, checkpoint_every=checkpoint_every,
-                                    max_iterations=max_iterations).components
+                                    max_iterations=max_iterations, local_limit=local_limit).components
 
 
 def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst", *,
                              checkpoint_every: int = 3, max_iterations: int = 100,
-                             on_iteration: Callable[[int], None] | None = None) -> ComponentsRun:
+                             on_iteration: Callable[[int], None] | None = None,
+                             local_limit: int = LOCAL_LIMIT) -> ComponentsRun:
     """``connected_components`` with the run's statistics (``ComponentsRun``).
 
     ``checkpoint_every``: cut the lineage with ``localCheckpoint`` every that many rounds (rounds in
     between are persisted). ``max_iterations``: a safety bound on rounds (O(log² n) are needed).
-    ``on_iteration(i)`` is called after round ``i`` (progress).
+    ``on_iteration(i)`` is called after round ``i`` (progress). ``local_limit``: at most that many
+    distinct edges are labelled on the driver instead (``iterations`` is then 0); 0 turns this off.
     """
     for c in (src, dst):
         if c not in edges.columns:
@@ -74,8 +89,8 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
     if ts != td:
         raise ParameterError(f"the edge ends {src!r} ({ts.simpleString()}) and {dst!r} ({td.simpleString()}) "
                              "have different types", hint="cast both ends to one type first")
-    if checkpoint_every < 1 or max_iterations < 1:
-        raise ParameterError("checkpoint_every and max_iterations must be >= 1")
+    if checkpoint_every < 1 or max_iterations < 1 or local_limit < 0:
+        raise ParameterError("checkpoint_every and max_iterations must be >= 1, local_limit >= 0")
 
     given = edges.select(col(src).alias(_S), col(dst).alias(_D)).where(
         F.col(_S).isNotNull() & F.col(_D).isNotNull())
@@ -84,6 +99,10 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
     current = (given.where(F.col(_S) != F.col(_D))
                .select(F.greatest(_S, _D).alias(_S), F.least(_S, _D).alias(_D)).distinct())
     current = current.localCheckpoint()
+    if local_limit and _driver_keys(ts):
+        small = current.limit(local_limit + 1).collect()
+        if len(small) <= local_limit:
+            return ComponentsRun(_attach(nodes, _local_stars(current, small)), 0)
     held: list[DataFrame] = []  # persisted rounds, released once a later round is materialised
     iterations = 0
     try:
@@ -109,10 +128,46 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
     finally:
         for frame in held:
             frame.unpersist()
+    return ComponentsRun(_attach(nodes, star), iterations)
+
+
+def _attach(nodes: DataFrame, star: DataFrame) -> DataFrame:
+    """Every node with its component: the centre of its star, or itself when it is a centre or alone."""
     leaves = star.select(F.col(_S).alias("node"), F.col(_D).alias("component"))
-    out = (nodes.join(leaves, on="node", how="left")
-           .select("node", F.coalesce(F.col("component"), F.col("node")).alias("component")))
-    return ComponentsRun(out, iterations)
+    return (nodes.join(leaves, on="node", how="left")
+            .select("node", F.coalesce(F.col("component"), F.col("node")).alias("component")))
+
+
+def _driver_keys(t: T.DataType) -> bool:
+    """True when values of ``t`` are sound dictionary keys on the driver: not floating point (NaN),
+    not binary (bytearray is unhashable), not arrays (lists are unhashable)."""
+    if isinstance(t, (T.FloatType, T.DoubleType, T.BinaryType, T.ArrayType, T.MapType)):
+        return False
+    if isinstance(t, T.StructType):
+        return all(_driver_keys(f.dataType) for f in t.fields)
+    return True
+
+
+def _local_stars(current: DataFrame, rows: list) -> DataFrame:
+    """The stars of a small edge list, labelled on the driver by scipy; each star's centre (the smallest
+    node of its component) is chosen by Spark's own ordering, as on the distributed path."""
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components as cc
+
+    index: dict = {}
+    ends = np.array([[index.setdefault(r[0], len(index)), index.setdefault(r[1], len(index))] for r in rows],
+                    dtype=np.int64).reshape(-1, 2)
+    n = len(index)
+    graph = coo_matrix((np.ones(len(ends), dtype=np.int8), (ends[:, 0], ends[:, 1])), shape=(n, n))
+    _, labels = cc(graph, directed=False)
+    node_type = current.schema[_S].dataType
+    schema = T.StructType([T.StructField("node", node_type), T.StructField("label", T.LongType())])
+    labelled = current.sparkSession.createDataFrame(
+        [(node, int(labels[i])) for node, i in index.items()], schema)
+    centre = F.min("node").over(Window.partitionBy("label"))
+    return (labelled.select(F.col("node").alias(_S), centre.alias(_D))
+            .where(F.col(_S) != F.col(_D)))
 
 
 def _large_star(e: DataFrame) -> DataFrame:

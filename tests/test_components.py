@@ -22,21 +22,24 @@ def nx_labels(edges) -> dict:
     return {n: min(c) for c in nx.connected_components(g) for n in c}
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14)), min_size=1, max_size=25))
-def test_components_equal_networkx_on_random_graphs(spark, edges):
-    # random graphs: disconnected parts, self-loops, duplicate and reversed edges
+def test_components_equal_networkx_on_random_graphs_on_both_paths(spark, edges):
+    # random graphs: disconnected parts, self-loops, duplicate and reversed edges; distributed rounds
+    # (local_limit=0) and the small-graph driver path give the same labelling as networkx
     df = spark.createDataFrame(edges, "src int, dst int")
-    assert partition(connected_components(df).collect()) == nx_labels(edges)
+    want = nx_labels(edges)
+    assert partition(connected_components(df, local_limit=0).collect()) == want
+    assert partition(connected_components(df).collect()) == want
 
 
 def test_a_long_shuffled_chain_is_one_component_found_in_few_rounds(spark):
     ids = list(range(200))
     random.Random(3).shuffle(ids)
     edges = [(ids[i], ids[i + 1]) for i in range(199)]
-    run = run_connected_components(spark.createDataFrame(edges, "src long, dst long"))
+    run = run_connected_components(spark.createDataFrame(edges, "src long, dst long"), local_limit=0)
     assert partition(run.components.collect()) == nx_labels(edges)
-    assert run.iterations <= 12  # O(log² n), not the O(n) of plain label propagation
+    assert 0 < run.iterations <= 12  # O(log² n), not the O(n) of plain label propagation
 
 
 def test_string_nodes_get_the_smallest_node_as_component(spark):
@@ -50,19 +53,36 @@ def test_isolated_nodes_appear_only_as_self_edges_and_null_ends_are_ignored(spar
     assert partition(connected_components(df).collect()) == {1: 1, 3: 3, 4: 3}
 
 
-def test_struct_cells_are_nodes(spark):
+@pytest.mark.parametrize("local_limit", [0, 100])
+def test_struct_cells_are_nodes(spark, local_limit):
     df = spark.createDataFrame([(("t4", "city"), ("t2", "city")), (("t6", "city"), ("t4", "city"))],
                                "src struct<tid:string,attr:string>, dst struct<tid:string,attr:string>")
-    got = {tuple(r["node"]): tuple(r["component"]) for r in connected_components(df).collect()}
+    got = {tuple(r["node"]): tuple(r["component"])
+           for r in connected_components(df, local_limit=local_limit).collect()}
     assert set(got.values()) == {("t2", "city")} and len(got) == 3
+
+
+def test_a_graph_over_the_local_limit_takes_the_distributed_rounds(spark):
+    edges = [(i, i + 1) for i in range(30)]
+    df = spark.createDataFrame(edges, "src int, dst int")
+    at, over = run_connected_components(df, local_limit=30), run_connected_components(df, local_limit=29)
+    assert at.iterations == 0 and over.iterations > 0
+    assert partition(at.components.collect()) == partition(over.components.collect()) == nx_labels(edges)
+
+
+def test_double_nodes_with_nan_take_the_distributed_path(spark):
+    df = spark.createDataFrame([(4.0, 3.0), (2.0, 3.0), (1.0, 2.0), (float("nan"), 5.0)], "src double, dst double")
+    run = run_connected_components(df)
+    got = {(r["node"], r["component"]) for r in run.components.collect() if r["node"] == r["node"]}
+    assert run.iterations > 0 and got == {(1.0, 1.0), (2.0, 1.0), (3.0, 1.0), (4.0, 1.0), (5.0, 5.0)}
 
 
 def test_components_are_the_same_whatever_the_partitioning(spark):
     rng = random.Random(5)
     edges = [(rng.randrange(60), rng.randrange(60)) for _ in range(70)]
     df = spark.createDataFrame(edges, "src int, dst int")
-    a = partition(connected_components(df.repartition(1)).collect())
-    b = partition(connected_components(df.repartition(7, "dst")).collect())
+    a = partition(connected_components(df.repartition(1), local_limit=0).collect())
+    b = partition(connected_components(df.repartition(7, "dst"), local_limit=0).collect())
     assert a == b == nx_labels(edges)
 
 
