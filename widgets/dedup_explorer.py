@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from dqkit import charts, render
-from dqkit.dedup import DedupResult, blocking_stats, dedup, load_config, parse_config
+from dqkit.dedup import DedupResult, blocking_stats, dedup, load_config, parse_config, plot_block_stats
 from dqkit.dedup.config import DEFAULT_THRESHOLDS, METHODS
 from dqkit.dedup.evaluate import PairAccuracy, pair_accuracy
 from dqkit.errors import DqkitError, ParameterError
@@ -507,8 +507,6 @@ class DedupExplorer(ExplorerBase):
             self.stats_view.value = wrap(f"<pre class='bad' style='white-space:pre-wrap'>"
                                          f"{render.esc(self.controller.stats_error)}</pre>")
             return
-        from dqkit.dedup._result import plot_block_stats
-
         total = int(stats["cumulative_pairs"].iloc[-1]) if len(stats) else 0
         self.stats_view.value = wrap(f"<p><b>{total:,}</b> pairs to compare</p>" + render.html_table(stats)
                                      + charts.img_tag(plot_block_stats(stats), "pairs per blocking rule"))
