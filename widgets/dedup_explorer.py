@@ -388,6 +388,25 @@ class DedupController(RunController):
 
 
 # ----------------------------------------------------------------------------------------------- view
+def side_by_side_html(side: pd.DataFrame) -> str:
+    """A cluster's records as an escaped HTML table, one column per record; a value that differs from
+    the most frequent non-NULL value of its row is marked (class ``bad``)."""
+    head = "".join(f"<th class='l'>{render.esc(c)}</th>" for c in side.columns)
+    rows = []
+    for rec in side.itertuples(index=False):
+        attr, *values = rec
+        present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+        common = pd.Series(present, dtype=object).astype(str).value_counts().index[0] if present else None
+        cells = "".join(f"<td class='l{' bad' if v is not None and common is not None and str(v) != common else ''}'>"
+                        f"{render.esc(v)}</td>" for v in values)
+        rows.append(f"<tr><th class='l'>{render.esc(attr)}</th>{cells}</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def _is_chart(*names: str) -> Callable[[Any], bool]:
+    return lambda block: getattr(block, "name", None) in names
+
+
 def _is_title(*titles: str) -> Callable[[Any], bool]:
     return lambda block: getattr(block, "title", None) in titles
 
@@ -447,8 +466,9 @@ class DedupExplorer(ExplorerBase):
         self._build_run_controls(c, ResultView((("Summary", None),
                                                 ("Blocking and model", _is_title("Blocking rules", "Pairs per blocking rule",
                                                                                  "Model", "Match weights")),
-                                                ("Clusters", _is_title("Cluster sizes", "Largest clusters",
-                                                                       "Matching pairs")),
+                                                ("Clusters", lambda b: _is_title("Cluster sizes", "Largest clusters",
+                                                                                 "Matching pairs")(b)
+                                                 or _is_chart("waterfall")(b)),
                                                 ), sample_rows=sample_rows))
         # events
         self.table.observe(self._on_table, names="value")
@@ -520,7 +540,9 @@ class DedupExplorer(ExplorerBase):
                 self.pair.options = []
             return
         side = c.cluster_table(cluster_id)
-        self.cluster_view.value = wrap(f"<div class='scroll'>{render.html_table(side)}</div>")
+        self.cluster_view.value = wrap(f"<div class='scroll'>{side_by_side_html(side)}</div>"
+                                       "<p class='muted'>values that differ from the most frequent one of their row "
+                                       "are in red</p>")
         pairs = c.cluster_pairs(cluster_id)
         with self._guard():
             self.pair.options = [(f"{a} ~ {b}", (a, b)) for a, b in pairs]
@@ -542,8 +564,9 @@ class DedupExplorer(ExplorerBase):
         except DqkitError as exc:
             self.waterfall.value = wrap(f"<p class='bad'>{render.esc(error_text(exc))}</p>")
             return
-        self.waterfall.value = wrap(charts.img_tag(fig, f"waterfall of {k1} ~ {k2}") + render.html_table(
-            table[["comparison", "value_1", "value_2", "level", "m", "u", "log2_bayes_factor", "match_weight"]]))
+        shown = table[["comparison", "value_1", "value_2", "level", "m", "u", "log2_bayes_factor", "match_weight"]]
+        shown = shown.round({"m": 4, "u": 4, "log2_bayes_factor": 2, "match_weight": 2})
+        self.waterfall.value = wrap(charts.img_tag(fig, f"waterfall of {k1} ~ {k2}") + render.html_table(shown))
 
     # ----- view <-> controller
     def _key_value(self, text: str) -> Any:
@@ -645,7 +668,9 @@ class DedupExplorer(ExplorerBase):
             return
         facts = "".join(f"<tr><th class='l'>{render.esc(k)}</th><td>{render.esc(v if not isinstance(v, int) else f'{v:,}')}"
                         "</td></tr>" for k, v in metrics.items())
-        self.threshold_view.value = wrap(f"<table class='facts'>{facts}</table>")
+        note = (f"<p class='muted'>The counts above and the cluster browser follow the slider; the tabs below show "
+                f"the run at its threshold {c.result.threshold:g}.</p>" if c.result is not None else "")
+        self.threshold_view.value = wrap(f"<table class='facts'>{facts}</table>{note}")
         sample = c.cluster_sample()
         options = [(f"{r.cluster_id} ({r.cluster_size} records)", r.cluster_id) for r in sample.itertuples()]
         old = self.cluster.value

@@ -349,7 +349,8 @@ class DedupResult(Result):
         ax.set_xlim(lo - pad, hi + pad)
         ax.set_yticks(y, labels, **PLAIN)
         ax.set_xlabel("log2 Bayes factor / match weight", **PLAIN)
-        ax.set_title(f"{key_1} ~ {key_2}: weight {widths[-1]:.1f}, probability {e.attrs['probability']:.4f}", **PLAIN)
+        ax.set_title(f"{key_1} ~ {key_2}\nmatch weight {widths[-1]:.1f}, probability {e.attrs['probability']:.4f}",
+                     fontsize=10, **PLAIN)
         return fig
 
     def plot_cluster_sizes(self):
