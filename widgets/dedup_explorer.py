@@ -129,6 +129,7 @@ class DedupController(RunController):
         self.accuracy: PairAccuracy | None = None
         self.current: DedupResult | None = None
         self._cuts: dict[int, DedupResult] = {}
+        self._samples: dict[int, tuple[Any, pd.DataFrame]] = {}
         self._accuracy_of_run: PairAccuracy | None = None
         self.select_table(table if table is not None else (self.tables[0] if self.tables else None))
         if key is not None:
@@ -311,6 +312,7 @@ class DedupController(RunController):
             self.threshold = self.result.threshold
             self.current = self.result
             self._cuts = {self.result.n_matching_pairs: self.result}
+            self._samples = {}
             self._changed("threshold")
 
     # ----- after running
@@ -347,7 +349,11 @@ class DedupController(RunController):
         """The largest duplicate clusters at the current threshold (at most ``sample_clusters``)."""
         if self.current is None:
             return pd.DataFrame(columns=["cluster_id", "cluster_size", "keys"])
-        return self.current.cluster_sample(self.sample_clusters)
+        cached = self._samples.get(id(self.current.clusters))  # the same clusters: the same sample
+        if cached is None or cached[0] is not self.current.clusters:
+            cached = (self.current.clusters, self.current.cluster_sample(self.sample_clusters))
+            self._samples[id(self.current.clusters)] = cached
+        return cached[1]
 
     def cluster_table(self, cluster_id: Any, limit: int = 12) -> pd.DataFrame:
         """One cluster's records side by side: one column per record (at most ``limit``), one row per
