@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as W
@@ -388,8 +389,11 @@ class DedupController(RunController):
         source = self.listing.source
         if isinstance(source, Mapping) and table in source and isinstance(source[table], (str, os.PathLike)):
             table = os.fspath(source[table])
-        elif isinstance(source, (str, os.PathLike)):
-            table = os.fspath(source) if os.path.isfile(os.fspath(source)) else os.path.join(os.fspath(source), table)
+        elif isinstance(source, (str, os.PathLike)) and os.path.isfile(os.fspath(source)):
+            table = os.fspath(source)
+        elif isinstance(source, (str, os.PathLike)) and os.path.isdir(os.fspath(source)):
+            found = sorted(p for p in Path(os.fspath(source)).iterdir() if p.name.split(".")[0] == table)
+            table = str(found[0]) if found else os.path.join(os.fspath(source), table)
         return {"table": table, "key": self.key or "", "config": config_path, "threshold": str(self.threshold)}
 
 
