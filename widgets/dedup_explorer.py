@@ -544,6 +544,7 @@ class DedupExplorer(ExplorerBase):
     def show_cluster(self, cluster_id: Any) -> None:
         """Show one cluster's records side by side and offer its pairs for the waterfall."""
         c = self.controller
+        self._shown = (c.current.clusters if c.current is not None else None, cluster_id)
         if cluster_id is None or c.current is None:
             self.cluster_view.value = ""
             with self._guard():
@@ -688,7 +689,10 @@ class DedupExplorer(ExplorerBase):
             self.cluster.options = options
             values = [v for _, v in options]
             self.cluster.value = old if old in values else (values[0] if values else None)
-        self.show_cluster(self.cluster.value)
+        last = getattr(self, "_shown", (None, None))
+        same = c.current is not None and last[0] is c.current.clusters and last[1] == self.cluster.value
+        if not same:  # the same clusters and the same cluster: nothing to redraw
+            self.show_cluster(self.cluster.value)
 
     def _on_run_change(self, what: str) -> None:
         super()._on_run_change(what)
