@@ -84,6 +84,11 @@ register_report(ReportSpec(
     "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
     paths=("table", "rules", "output")))
 
+register_report(ReportSpec(
+    "dedup", "dedup_report", "dqkit.dedup._report:report_arguments",
+    "a table deduplicated: blocking, Fellegi-Sunter match scores, clusters and golden records",
+    paths=("table", "config", "output")))
+
 
 class ReportError(DqkitError):
     """A report notebook failed while executing; the executed notebook has the error at the top."""

@@ -17,3 +17,39 @@ def spark():
                                                    "spark.sql.warehouse.dir": warehouse})
     yield session
     # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.
+
+
+def _wait(predicate, timeout: float = 60.0) -> bool:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def wait_for():
+    """``wait_for(predicate, timeout=60)``: poll until ``predicate()`` is true; False on timeout."""
+    return _wait
+
+
+@pytest.fixture
+def slow_ids(spark):
+    """``slow_ids(seconds=0.05, rows=240)``: ``id`` and ``v`` (= id) over two partitions, where each ``v``
+    costs ``seconds`` in a Python UDF, so a run on it stays busy long enough to be cancelled."""
+    from pyspark.sql import functions as F
+
+    def make(seconds: float = 0.05, rows: int = 240):
+        @F.udf("long")
+        def slow(x):
+            import time as _t
+
+            _t.sleep(seconds)
+            return x
+
+        return spark.range(0, rows, numPartitions=2).withColumn("v", slow("id"))
+
+    return make

@@ -157,3 +157,46 @@ def test_the_rules_report_runs_through_the_registry_and_with_repair_true_also_re
     assert "<script" not in html.lower() and 'src="http' not in html
     assert sorted(p.name for p in saved.iterdir()) == ["detection", "repair"]
     assert (saved / "repair" / "summary.json").is_file() and (saved / "repair" / "repaired").is_dir()
+
+
+def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_golden_records(tmp_path, capsys):
+    """One run of templates/dedup_report.ipynb on 30 generated people; bad parameters fail in the adapter."""
+    from data.people import generate_people
+    from dqkit.dedup._report import report_arguments as dedup_arguments
+    from dqkit.dedup.config import ConfigError
+
+    records, truth = generate_people(30, seed=3)
+    people = records.merge(truth, on="rec_id")
+    biggest = people["entity"].value_counts().sort_index().idxmax()
+    people.loc[people["entity"] == biggest, "state"] = INJECTED  # not compared: shown in the golden records
+    table, config = tmp_path / "people.csv", tmp_path / "dedup.yaml"
+    people.to_csv(table, index=False)
+    config.write_text("blocking: [[surname], [postcode, \"substr(given_name,1,1)\"]]\ncomparisons:\n"
+                      "  - {column: given_name, method: jaro_winkler}\n  - {column: surname, method: jaro_winkler}\n"
+                      "  - {column: date_of_birth, method: levenshtein}\n  - {column: postcode, method: exact}\n"
+                      "  - {column: address_1, method: token_set}\n")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("blocking: [[surname]\ncomparisons: []\n")
+    with pytest.raises(ConfigError, match="line 2, column"):
+        dedup_arguments(table=str(table), key="rec_id", config=str(bad))
+    with pytest.raises(ParameterError, match="threshold must be a probability"):
+        dedup_arguments(table=str(table), key="rec_id", config=str(config), threshold="1.5")
+    with pytest.raises(SourceError, match="does not exist"):
+        dedup_arguments(table=str(tmp_path / "nope.csv"), key="rec_id", config=str(config))
+    assert dedup_arguments(table=str(table), key="rec_id", config=str(config))["threshold"] is None
+
+    out, saved = tmp_path / "dedup", tmp_path / "saved"
+    code = main(["report", "dedup", "-p", "table", str(table), "-p", "key", "rec_id", "-p", "config", str(config),
+                 "-p", "threshold", "0.95", "-p", "truth", "entity", "-p", "output", str(saved), "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    html = (out / "dedup_report.html").read_text()
+    assert ">DUPLICATES<" in html and "Pairs per blocking rule" in html and "Match weights" in html
+    assert "Golden records of the largest clusters" in html and "Pairwise accuracy at threshold 0.95" in html
+    assert "Precision and recall by threshold" in html and html.count("data:image/png;base64,") >= 4
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script" not in html.lower()
+    assert 'src="http' not in html and "report_arguments" not in html  # no code shown
+    for fact in ("Reproduce with", "-p threshold 0.95", f"-o {out}", "input records", pyspark.__version__,
+                 "comparison surname", str(saved)):
+        assert fact in html, fact
+    assert sorted(p.name for p in saved.iterdir() if p.is_dir()) == ["clusters", "golden", "pairs"]

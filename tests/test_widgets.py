@@ -22,15 +22,6 @@ def _write_db(folder: Path, tables: dict[str, str]) -> Path:
     return folder
 
 
-def _wait_for(predicate, timeout: float = 60.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_table_picker_lists_tables_with_schemas_and_counts_rows_on_demand(spark, tmp_path):
     db = _write_db(tmp_path / "db", {"a": "x,y\n1,p\n2,q\n", "b": "z\n1\n"})
     picker = TablePicker(db, spark=spark)
@@ -161,24 +152,17 @@ def test_values_reaching_the_widget_html_are_escaped(spark, tmp_path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in samples and "<script>alert" not in samples
 
 
-def _slow_tables(spark, seconds: float = 0.05):
-    @F.udf("long")
-    def slow(x):
-        import time as _t
-
-        _t.sleep(seconds)
-        return x
-
-    old = spark.range(0, 240, numPartitions=2).withColumn("v", slow("id"))
-    new = spark.range(0, 240, numPartitions=2).withColumn("v", slow("id") + 1)
+def _slow_tables(slow_ids):
+    old = slow_ids()
+    new = old.withColumn("v", F.col("v") + 1)
     return {"t": old}, {"t": new}
 
 
-def test_cancel_button_stops_the_running_spark_job(spark):
-    old, new = _slow_tables(spark)
+def test_cancel_button_stops_the_running_spark_job(spark, slow_ids, wait_for):
+    old, new = _slow_tables(slow_ids)
     ex = DeltaExplorer(old, new, keys={"t": "id"}, spark=spark)
     ex.run_button.click()
-    assert _wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
+    assert wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
     assert not ex.progress.cancel_button.disabled
     started = time.monotonic()
     ex.progress.cancel_button.click()
@@ -186,11 +170,11 @@ def test_cancel_button_stops_the_running_spark_job(spark):
     assert time.monotonic() - started < 30
     assert ex.status == "cancelled" and ex.result is None
     assert "cancelled" in ex.error and "Cancelled" in ex.message.value
-    assert _wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)
+    assert wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)
 
 
-def test_a_cancelled_run_writes_nothing(spark, tmp_path):
-    old, _ = _slow_tables(spark)
+def test_a_cancelled_run_writes_nothing(spark, tmp_path, slow_ids, wait_for):
+    old, _ = _slow_tables(slow_ids)
     target = tmp_path / "out"
 
     def write() -> None:
@@ -198,7 +182,7 @@ def test_a_cancelled_run_writes_nothing(spark, tmp_path):
 
     bar = SparkProgress()
     run: BackgroundRun = bar.start(write, spark=spark)
-    assert _wait_for(lambda: run.progress.running, 60)
+    assert wait_for(lambda: run.progress.running, 60)
     bar.cancel_button.click()
     assert run.wait(60)
     assert run.status == "cancelled" and isinstance(run.error, CancelledError)

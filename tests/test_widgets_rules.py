@@ -7,7 +7,6 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
-from pyspark.sql import functions as F
 
 from dqkit.charts import violation_graph
 from dqkit.rules import load_rules, rules_from_yaml
@@ -16,15 +15,6 @@ from dqkit.widgets import RulePicker, RulesController, TableListing, ViolationEx
 DATA = Path(__file__).resolve().parent.parent / "data"
 TABLE1 = DATA / "bigdansing_table1.csv"
 RULES1 = DATA / "bigdansing_table1_rules.yaml"
-
-
-def _wait_for(predicate, timeout: float = 60.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture(scope="module")
@@ -256,25 +246,18 @@ def test_the_key_and_repair_controls_reach_the_controller(table1):
     assert list(ex.method.options) == ["auto", "equivalence-class", "holistic"]
 
 
-def test_cancel_stops_the_running_detection(spark):
-    @F.udf("long")
-    def slow(x):
-        import time as _t
-
-        _t.sleep(0.05)
-        return x
-
-    table = spark.range(0, 240, numPartitions=2).withColumn("v", slow("id"))
+def test_cancel_stops_the_running_detection(spark, slow_ids, wait_for):
+    table = slow_ids()
     ex = ViolationExplorer({"t": table}, rules="f: id -> v", spark=spark)
     ex.run_button.click()
-    assert _wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
+    assert wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
     started = time.monotonic()
     ex.progress.cancel_button.click()
     assert ex.controller.wait(60)
     assert time.monotonic() - started < 30
     assert ex.status == "cancelled" and ex.result is None
     assert "cancelled" in ex.error and "Cancelled" in ex.message.value
-    assert _wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)
+    assert wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)
 
 
 def test_values_reaching_the_explorer_html_are_escaped(spark):

@@ -40,6 +40,39 @@ def probability_to_weight(p: float) -> float:
     return math.log2(p / (1 - p))
 
 
+def plot_block_stats(stats: pd.DataFrame):
+    """Pairs per blocking rule from ``blocking_stats``' table (so it is drawn before any comparison):
+    the comparisons its blocks imply, the new pairs it adds (each pair counted once) and, as in
+    Splink's cumulative comparisons chart, the pairs of all rules up to it."""
+    from matplotlib.figure import Figure
+
+    from dqkit.charts import PLAIN
+
+    s = stats
+    fig = Figure(figsize=(7.5, min(max(2.2, 0.65 * len(s) + 1.4), 12)), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(len(s))[::-1]
+    ax.barh(y + 0.2, s["comparisons"], height=0.4, color="#c6dbef", label="comparisons in its blocks")
+    if "new_pairs" in s:
+        bars = ax.barh(y - 0.2, s["new_pairs"], height=0.4, color="#4c72b0", label="new pairs (counted once)")
+        ax.bar_label(bars, labels=[f"+{int(v):,}" for v in s["new_pairs"]], padding=3, fontsize=8, **PLAIN)
+    if "cumulative_pairs" in s:
+        cum = s["cumulative_pairs"].to_numpy()
+        ax.plot(cum, y, color="#cf222e", marker="o", linewidth=1.2, label="cumulative pairs")
+        for x, yy in zip(cum, y):
+            ax.annotate(f"{int(x):,}", (x, yy), xytext=(4, 5), textcoords="offset points", fontsize=8,
+                        color="#cf222e", **PLAIN)
+    ax.set_yticks(y, [str(r) for r in s["rule"]], **PLAIN)
+    ax.set_xlabel("pairs", **PLAIN)
+    total = int(s["cumulative_pairs"].iloc[-1]) if "cumulative_pairs" in s and len(s) else None
+    ax.set_title("Blocking rules: pairs before comparison" + (f" ({total:,} in all)" if total is not None else ""),
+                 **PLAIN)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22 if len(s) < 4 else -0.1), ncol=3, fontsize=8,
+              frameon=False)
+    ax.margins(x=0.18, y=0.08)
+    return fig
+
+
 @dataclass(frozen=True, eq=False)
 class DedupResult(Result):
     """The outcome of ``dedup``. DataFrames stay lazy (the levels of the candidate pairs and the
@@ -140,6 +173,10 @@ class DedupResult(Result):
             raise ParameterError(f"threshold must be a probability between 0 and 1, not {threshold!r}")
         # weights, not probabilities, are compared: the same doubles in Spark and here
         w = probability_to_weight(float(threshold))
+        if self.clusters is not None and self.matching_pairs_at(threshold) == self.n_matching_pairs:
+            # the matches at two thresholds are nested sets: as many pairs means the same pairs, so the
+            # same clusters (no Spark job: a slider that moves within one weight step costs nothing)
+            return dataclasses.replace(self, threshold=float(threshold))
         hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
             self.scored if w < 0 else self.scored.where(F.lit(False)))
         n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
@@ -148,6 +185,11 @@ class DedupResult(Result):
                  .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
         return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
                                    n_matching_pairs=int(n_matching), cluster_sizes=dict(sorted(sizes.items())))
+
+    def matching_pairs_at(self, threshold: float) -> int:
+        """Candidate pairs with probability >= ``threshold`` (from the pattern counts: no Spark job)."""
+        w = probability_to_weight(float(threshold))
+        return int(self.pattern_counts[self._pattern_weights() >= w].sum()) if len(self.pattern_counts) else 0
 
     @property
     def golden(self) -> DataFrame:
@@ -256,25 +298,9 @@ class DedupResult(Result):
 
     # ---------------------------------------------------------------------------- charts
     def plot_block_sizes(self):
-        """Pairs per blocking rule: the comparisons its blocks imply and the new pairs it adds."""
-        from matplotlib.figure import Figure
-
-        from dqkit.charts import PLAIN
-
-        s = self.block_stats
-        fig = Figure(figsize=(7, min(max(1.8, 0.6 * len(s) + 1.2), 12)), layout="constrained")
-        ax = fig.subplots()
-        y = np.arange(len(s))[::-1]
-        ax.barh(y + 0.2, s["comparisons"], height=0.4, color="#c6dbef", label="comparisons in its blocks")
-        if "new_pairs" in s:
-            bars = ax.barh(y - 0.2, s["new_pairs"], height=0.4, color="#4c72b0", label="new pairs (counted once)")
-            ax.bar_label(bars, labels=[f"{int(v):,}" for v in s["new_pairs"]], padding=3, fontsize=9, **PLAIN)
-        ax.set_yticks(y, [str(r) for r in s["rule"]], **PLAIN)
-        ax.set_xlabel("pairs", **PLAIN)
-        ax.set_title("Blocking rules: pairs before comparison", **PLAIN)
-        ax.legend(loc="lower right", fontsize=8)
-        ax.margins(x=0.15)
-        return fig
+        """Pairs per blocking rule: the comparisons its blocks imply, the new pairs it adds and the
+        cumulative pairs (``plot_block_stats``)."""
+        return plot_block_stats(self.block_stats)
 
     def plot_match_weights(self):
         """Histogram of the candidate pairs' match weights, with the threshold's weight marked."""
@@ -317,10 +343,14 @@ class DedupResult(Result):
         bars = ax.barh(y, widths, left=starts, color=colors, height=0.6)
         ax.bar_label(bars, labels=[f"{w:+.1f}" for w in widths], padding=3, fontsize=8, **PLAIN)
         ax.axvline(0, color="#1f2328", linewidth=0.8)
+        ends = [a + b for a, b in zip(starts, widths)]
+        lo, hi = min(0.0, *starts, *ends), max(0.0, *starts, *ends)
+        pad = 0.12 * (hi - lo or 1.0)  # room for the labels at both ends (bars' sticky edges defeat margins)
+        ax.set_xlim(lo - pad, hi + pad)
         ax.set_yticks(y, labels, **PLAIN)
         ax.set_xlabel("log2 Bayes factor / match weight", **PLAIN)
-        ax.set_title(f"{key_1} ~ {key_2}: weight {widths[-1]:.1f}, probability {e.attrs['probability']:.4f}", **PLAIN)
-        ax.margins(x=0.15)
+        ax.set_title(f"{key_1} ~ {key_2}\nmatch weight {widths[-1]:.1f}, probability {e.attrs['probability']:.4f}",
+                     fontsize=10, **PLAIN)
         return fig
 
     def plot_cluster_sizes(self):
