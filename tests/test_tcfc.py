@@ -190,11 +190,7 @@ def test_table2_star_schema_postgresql_vs_spark_finds_the_missing_and_excess_exa
                        (13, dt.date(2013, 2, 2)), (14, dt.date(2013, 3, 3)), (15, dt.date(2012, 6, 6))],
                       "dateId int, date date")}
     # the DW lost (101, 36, 2013-01-01) and holds an extra (101, 37, 2012-02-02)
-    tables = {}
-    for name, (rows, schema) in dims.items():
-        path = tmp_path / name
-        spark.createDataFrame(rows, schema).coalesce(1).write.parquet(str(path))
-        tables[name] = str(path)
+    tables = {name: spark.createDataFrame(rows, schema) for name, (rows, schema) in dims.items()}
     tau = ("SELECT c.course_id, s.student_id, d.date AS exam_date, f.hasPassed FROM fExam f "
            "JOIN dCourse c ON f.courseId = c.courseId JOIN dStudent s ON f.studentId = s.studentId "
            "JOIN dDate d ON f.dateId = d.dateId")
@@ -406,7 +402,7 @@ def test_budget_expiry_cancels_a_slow_spark_job(spark):
     src = spark.range(0, 200, numPartitions=2).select(slow("id").alias("k"))
     tgt = spark.range(0, 200, numPartitions=2).select(F.col("id").alias("k"))
     spec = {"pairs": [{"name": "s", "source": {"frame": src}, "target": {"frame": tgt},
-                       "levels": [{"X": [], "A": [["count", "*", "n"]]}]}]}
+                       "levels": [{"X": [], "A": [["count", "k", "n"]]}]}]}  # count(k) evaluates the UDF
     t = time.monotonic()
     r = tcfc(spec, budget=3.0)
     took = time.monotonic() - t
@@ -499,3 +495,66 @@ def test_html_escapes_fragment_values(tmp_path):
     html = r.to_html(charts=False)
     r.close()
     assert evil not in html and "&lt;script&gt;" in html
+
+
+def test_tcfc_report_renders_the_sections_escaped_and_fails_with_exit_2_on_a_bad_spec(tmp_path, capsys):
+    import yaml
+
+    from dqkit.cli import main
+
+    lost = ("HEI1", "09/10", "1st", "s2")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(_fig2(tmp_path, [t for t in YEAR_ENROLL if t != lost] + [("<b>HEI9</b>", "x", "y", "z")],
+                                         "rep")))
+    out = tmp_path / "report"
+    assert main(["report", "tcfc", "-p", "spec", str(spec), "-p", "budget", "60", "-o", str(out)]) == 0, \
+        capsys.readouterr().err
+    html = (out / "tcfc_report.html").read_text()
+    assert "DIFFERENT" in html and "Coverage per pair" in html and "Drill-down tree: yearEnroll" in html
+    assert "&lt;b&gt;HEI9&lt;/b&gt;" in html and "<b>HEI9" not in html and "<script" not in html.lower()
+    assert "dqkit report tcfc" in html and "data:image/png;base64," in html
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"pairs": [{"name": "p", "source": "a", "target": "b",
+                                              "aggregates": [["count", "*", "n"]], "levels": [["k"], ["j"]]}]}))
+    assert main(["report", "tcfc", "-p", "spec", str(bad), "-o", str(tmp_path / "bad_report")]) == 2
+    assert "not nested" in capsys.readouterr().err
+
+
+def test_explorer_edits_levels_checks_them_runs_grows_the_tree_and_shows_fragment_rows(spark, tmp_path):
+    from dqkit.widgets import TcfcExplorer
+
+    lost = ("HEI1", "09/10", "1st", "s2")
+    ex = TcfcExplorer(_fig2(tmp_path, [t for t in YEAR_ENROLL if t != lost], "w"), spark=spark)
+    assert ex.pairs.value == ("yearEnroll",) and ex.levels_text.value.splitlines()[0] == "HEI_id"
+    assert not ex.set_levels("HEI_id\nacdmYear") and "not nested" in ex.notes.value
+    assert not ex.set_levels("HEI_id\nHEI_id, nope") and "nope" in ex.notes.value
+    assert ex.set_levels("HEI_id\nHEI_id, acdmYear\nHEI_id, acdmYear, yearOfStudy, student_id")
+    warnings = ex.check()
+    assert warnings == [] and ex.notes.value == ""
+    ex.budget.value = 30
+    result = ex.run(timeout=60)
+    assert ex.status == "done" and result.status == COMPLETED
+    assert [rec.level for rec, _ in ex.controller.tree] == [1, 2, 3] and "job 3" in ex.tree_box.value
+    leaf = [v for label, v in ex.leaves.options if "MISSING" in label]
+    ex.leaves.value = leaf[0]
+    sample = ex.show_fragment()
+    assert len(sample["source"]) == 1 and sample["target"].empty and "s2" in ex.rows_box.value
+    result.close()
+
+
+def test_explorer_cancel_keeps_the_uncompleted_report(spark, tmp_path):
+    from dqkit.widgets import TcfcExplorer
+
+    slow = _sqlite(tmp_path / "slow.db", "t", "k int", [(1,)])
+    spec = {"pairs": [{"name": "s", "source": {"url": slow, "query":
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 80000000) SELECT x AS k FROM c"},
+            "target": {"url": slow, "table": "t"}, "levels": [{"X": [], "A": [["count", "*", "n"]]}]}]}
+    ex = TcfcExplorer(spec, spark=spark)
+    ex.start()
+    time.sleep(0.5)
+    t = time.monotonic()
+    ex.progress.cancel_button.click()
+    ex.controller.wait(10)
+    assert time.monotonic() - t < 3 and ex.status == "done"
+    assert ex.result.status == UNCOMPLETED and ex.result.state.cancelled_by_user and ex.result.exit_code == 3
+    ex.result.close()

@@ -319,9 +319,9 @@ class TcfcResult(Result):
         out = []
         for p in self.spec.pairs:
             for s in (p.source, p.target):
-                if s.url is None and s.table and not s.table.startswith("catalog:"):
+                if s.url is None and isinstance(s.table, str) and not s.table.startswith("catalog:"):
                     out.append(s.table)
-                out += [t for t in s.tables.values() if not t.startswith("catalog:")]
+                out += [t for t in s.tables.values() if isinstance(t, str) and not t.startswith("catalog:")]
         return out
 
     def close(self) -> None:

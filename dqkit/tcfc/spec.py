@@ -107,11 +107,11 @@ class Side:
         if self.url is not None:
             out["url"] = self.url
         if self.table is not None:
-            out["table"] = self.table
+            out["table"] = self.table if isinstance(self.table, str) else "<DataFrame>"
         if self.query is not None:
             out["query"] = self.query
         if self.tables:
-            out["tables"] = dict(self.tables)
+            out["tables"] = {k: v if isinstance(v, str) else "<DataFrame>" for k, v in self.tables.items()}
         if self.columns:
             out["columns"] = dict(self.columns)
         if self.frame is not None:
@@ -121,7 +121,7 @@ class Side:
     def describe(self) -> str:
         """A short label without credentials."""
         where = mask_url(self.url) if self.url else "spark"
-        what = self.table or ("query" if self.query else "DataFrame")
+        what = self.table if isinstance(self.table, str) else ("query" if self.query else "DataFrame")
         return f"{where}: {what}"
 
 
@@ -289,8 +289,9 @@ def _side(value: Any, where: str) -> Side:
     if tables and (url not in (None, "spark") or query is None):
         raise SpecError(f"{where}: tables (Spark views for a query) only go with a Spark query",
                         hint="in a database, name its tables directly in the query")
-    side = Side(url=None if url in (None, "spark") else str(url), table=None if table is None else os.fspath(table),
-                query=query, tables={str(k): os.fspath(v) for k, v in tables.items()},
+    side = Side(url=None if url in (None, "spark") else str(url),
+                table=None if table is None else table if hasattr(table, "schema") else os.fspath(table),
+                query=query, tables={str(k): v if hasattr(v, "schema") else os.fspath(v) for k, v in tables.items()},
                 columns={str(k): str(v) for k, v in columns.items()}, frame=frame)
     side.engine_kind  # noqa: B018 - checks the scheme
     return side
