@@ -40,7 +40,7 @@ def pg(tmp_path_factory):
 
     # a folder the server's own (non-root) user can reach: pytest's tmp folders are private to root
     folder = Path(tempfile.mkdtemp(prefix="dqkit-tcfc-pg-"))
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(folder))
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="dqkit-xdg-"))
     try:
         srv = pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as exc:  # pragma: no cover - depends on the machine

@@ -38,6 +38,8 @@ from dqkit.tcfc.spec import ALL_COLUMNS, Aggregate, CompareSpec, Side, SpecError
 #: logical types every engine's column types map to
 NUMERIC = ("int", "decimal", "float", "bool")
 DEFAULT_CONNECT_TIMEOUT = 10.0
+#: up to this many parent fragments, a Spark child query filters with literals; above, a broadcast semi-join
+SMALL_BATCH = 32
 
 
 @dataclass(frozen=True, order=True)
@@ -280,6 +282,14 @@ class SparkEngine(Engine):
             conv = [_to_spark(v, bound.native[c]) for v, c in zip(tup, filter_cols)]
             if all(ok for ok, _ in conv):  # a value Spark cannot hold matches no Spark row
                 rows.append(tuple(v for _, v in conv))
+        if len(rows) <= SMALL_BATCH:  # a null-safe predicate of typed literals: no broadcast job
+            from functools import reduce
+
+            if not rows:
+                return rel.where(F.lit(False))
+            preds = [reduce(lambda a, b: a & b, [col(c).eqNullSafe(F.lit(v).cast(bound.native[c]))
+                                                 for c, v in zip(filter_cols, r)]) for r in rows]
+            return rel.where(reduce(lambda a, b: a | b, preds))
         parents = self.spark.createDataFrame(rows, schema)
         cond = [col(c).eqNullSafe(F.col(f"_dq_p{i}")) for i, c in enumerate(filter_cols)]
         return rel.join(F.broadcast(parents), on=cond, how="left_semi")
