@@ -353,11 +353,12 @@ class Scheduler:
                 break
         if any(c.is_alive() for c in calls) or self.expired() and any(
                 isinstance(c.error, CancelledError) for c in calls):
-            src_engine.cancel()
-            tgt_engine.cancel()
             end = time.monotonic() + GRACE_S * 0.8
-            for c in calls:
-                c.join(max(0.0, end - time.monotonic()))
+            while any(c.is_alive() for c in calls) and time.monotonic() < end:
+                src_engine.cancel()  # repeated: a query that started after the first cancel is stopped too
+                tgt_engine.cancel()
+                for c in calls:
+                    c.join(min(0.1, max(0.0, end - time.monotonic())))
             self._record(job, "interrupted", time.monotonic() - t, calls, bp, [])
             return None
         for c in calls:
