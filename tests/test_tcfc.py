@@ -327,6 +327,13 @@ def test_hash_aggregate_catches_offsetting_changes_and_duplicates_that_count_and
     assert weak.status == strong.status == COMPLETED
     assert weak.differences == [] and weak.exit_code == 0
     assert [d.values for d in strong.differences] == [(1,), (2,), (3,)]
+    # both sides in one Spark session are compared in Spark (only differing fragments fetched); the
+    # driver-side comparison gives the same report
+    driver = tcfc({"pairs": [{**base, "levels": [{"X": ["g"], "A": [*native, ["hash", "*", "h"]]}]}]},
+                  compare_in_spark=False)
+    assert [(d.values, d.kind, d.source, d.target) for d in driver.differences] == \
+        [(d.values, d.kind, d.source, d.target) for d in strong.differences]
+    assert strong.state.records[0].source_rows == 3 and driver.state.records[0].source_rows == 3
 
 
 # ---------------------------------------------------------------------------- scheduling (T1, T2, T6)

@@ -29,7 +29,7 @@ from decimal import Decimal
 from typing import Any
 
 from dqkit.errors import CancelledError, DqkitError
-from dqkit.tcfc.engines import BoundPair, EnginePool, Unrepresentable, bind_pair, normalise
+from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
 from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, load_spec
 
 #: Seconds a run may take beyond its budget: cancelling the running queries and assembling the report.
@@ -254,8 +254,10 @@ class Scheduler:
                  order: Callable[[Job], tuple] = default_order, max_batch: int | None = None,
                  progress: Callable[[str, str, int, int], None] | None = None,
                  on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
-                 cancel: threading.Event | None = None, started: float | None = None) -> None:
+                 cancel: threading.Event | None = None, started: float | None = None,
+                 compare_in_spark: bool = True) -> None:
         self.spec = spec
+        self.compare_in_spark = compare_in_spark
         self.pool = pool
         self.budget = budget
         self.order = order
@@ -339,8 +341,18 @@ class Scheduler:
         lv = pair.levels[job.level - 1]
         src_engine, tgt_engine = bp.source.engine, bp.target.engine
         deadline = self.deadline
-        calls = [_SideCall(lambda b=b: b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values, deadline))
-                 for b in (bp.source, bp.target)]
+        if self.compare_in_spark and isinstance(src_engine, SparkEngine) and isinstance(tgt_engine, SparkEngine) \
+                and src_engine.spark is tgt_engine.spark:
+            # one engine holds both sides: compare there, fetch only differing fragments (P2 at its cheapest)
+            def both() -> Any:
+                s_rows, t_rows, nbytes = src_engine.compare_in_spark(
+                    bp.source, bp.target, lv.X, lv.A, job.filter_cols, job.filter_values, pair.abs_tol, pair.rel_tol)
+                return (s_rows, nbytes), (t_rows, 0)
+
+            calls = [_SideCall(both)]
+        else:
+            calls = [_SideCall(lambda b=b: b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values,
+                                                              deadline)) for b in (bp.source, bp.target)]
         t = time.monotonic()
         for c in calls:
             c.start()
@@ -368,7 +380,10 @@ class Scheduler:
                     return None
                 raise c.error if isinstance(c.error, DqkitError) else DqkitError(
                     f"pair {pair.name!r}, level {job.level}: {type(c.error).__name__}: {c.error}") from c.error
-        (src_rows, src_bytes), (tgt_rows, tgt_bytes) = calls[0].value, calls[1].value
+        if len(calls) == 1:
+            (src_rows, src_bytes), (tgt_rows, tgt_bytes) = calls[0].value
+        else:
+            (src_rows, src_bytes), (tgt_rows, tgt_bytes) = calls[0].value, calls[1].value
         equal: list = []
         diffs = classify(bp, job.level, src_rows, tgt_rows, job, equal)
         for d in diffs:
@@ -463,7 +478,7 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
              reuse: str | None = None, reuse_mode: str = "prune", connect_timeout: float = 10.0,
              progress: Callable[[str, str, int, int], None] | None = None,
              on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
-             cancel: threading.Event | None = None) -> Any:
+             cancel: threading.Event | None = None, compare_in_spark: bool = True) -> Any:
     """Run TCFC over every pair of ``spec`` within ``budget`` seconds; returns a ``TcfcResult``.
 
     ``budget`` (seconds, > 0; default: the spec's, else none: run to completion) bounds the whole call,
@@ -492,7 +507,7 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
 
         raise ParameterError(f"unknown reuse mode {reuse_mode!r}", hint="use prune or resume")
     pool = EnginePool(spark, connect_timeout)
-    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started)
+    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started, compare_in_spark)
     resume = None
     if reuse is not None:
         stored = st_mod.load_state(reuse, tspec)

@@ -294,11 +294,12 @@ class SparkEngine(Engine):
         cond = [col(c).eqNullSafe(F.col(f"_dq_p{i}")) for i, c in enumerate(filter_cols)]
         return rel.join(F.broadcast(parents), on=cond, how="left_semi")
 
-    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None):
+    def aggregate_frame(self, bound: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
+                        filter_cols: Sequence[str], filter_values: Sequence[tuple]) -> Any:
+        """Algorithm 2 as a Spark DataFrame (not yet run)."""
         from pyspark.sql import functions as F
 
         from dqkit import fingerprint
-        from dqkit.progress import tagged
         from dqkit.sparkutil import col
 
         rel = self._filtered(bound, self._relation(bound, _needed(X, aggs, bound, filter_cols)), filter_cols,
@@ -313,23 +314,78 @@ class SparkEngine(Engine):
             else:
                 e = getattr(F, {"avg": "avg", "sum": "sum", "min": "min", "max": "max"}[a.function])(col(a.attribute))
             exprs.append(e.alias(a.alias))
-        out = rel.groupBy(*[col(c) for c in X]).agg(*exprs) if X else rel.agg(*exprs)
+        return rel.groupBy(*[col(c) for c in X]).agg(*exprs) if X else rel.agg(*exprs)
+
+    def _fetch(self, out: Any) -> Any:
+        from dqkit.progress import tagged
+        from dqkit.sparkutil import cancelled_from
+
         self.queries += 1
         with tagged(self.spark, self.tag):
             try:
                 table = out.toArrow()
             except Exception as exc:
-                from dqkit.sparkutil import cancelled_from
-
                 err = cancelled_from(exc, "the aggregate query")
                 if err is not None:
                     raise err from exc
                 raise
         self.jobs += 1
-        names = [*X, *[a.alias for a in aggs]]
-        cols = [table.column(i).to_pylist() for i in range(len(names))]
-        rows = list(zip(*cols)) if cols else []
-        return rows, int(table.nbytes)
+        return table
+
+    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None):
+        table = self._fetch(self.aggregate_frame(bound, X, aggs, filter_cols, filter_values))
+        cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
+        return (list(zip(*cols)) if cols else []), int(table.nbytes)
+
+    def compare_in_spark(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
+                         filter_cols: Sequence[str], filter_values: Sequence[tuple], abs_tol: float, rel_tol: float
+                         ) -> tuple[list[tuple], list[tuple], int]:
+        """Both sides in this one Spark session: join the two aggregates (null-safe on X) in Spark and fetch
+        only the fragments that differ (exactly the ones ``classify`` would keep), so equal fragments never
+        reach the driver. Returns (source rows, target rows, bytes fetched) of the differing fragments."""
+        from functools import reduce
+
+        from pyspark.sql import functions as F
+
+        from dqkit.sparkutil import col
+
+        n = len(aggs)
+        a = self.aggregate_frame(src, X, aggs, filter_cols, filter_values)
+        b = self.aggregate_frame(tgt, X, aggs, filter_cols, filter_values)
+        a = a.select(*[col(c).alias(f"_dq_x{i}") for i, c in enumerate(X)],
+                     *[col(g.alias).alias(f"_dq_s{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_s"))
+        b = b.select(*[col(c).alias(f"_dq_y{i}") for i, c in enumerate(X)],
+                     *[col(g.alias).alias(f"_dq_t{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_t"))
+        if X:
+            cond = reduce(lambda p, q: p & q, [F.col(f"_dq_x{i}").eqNullSafe(F.col(f"_dq_y{i}")) for i in range(len(X))])
+            j = a.join(b, cond, "full_outer")
+        else:
+            j = a.crossJoin(b)
+
+        def same(i: int) -> Any:
+            s, t = F.col(f"_dq_s{i}"), F.col(f"_dq_t{i}")
+            floaty = aggs[i].function == "avg" or src.types.get(aggs[i].attribute) == "float" \
+                or tgt.types.get(aggs[i].attribute) == "float"
+            if aggs[i].function in ("sum", "min", "max", "avg") and floaty:
+                fs, ft = s.cast("double"), t.cast("double")
+                close = F.abs(fs - ft) <= F.lit(abs_tol) + F.lit(rel_tol) * F.greatest(F.abs(fs), F.abs(ft))
+                return (s.isNull() & t.isNull()) | F.coalesce(close, F.lit(False))
+            return s.eqNullSafe(t)
+
+        equal = F.col("_dq_in_s").isNotNull() & F.col("_dq_in_t").isNotNull()
+        if n:
+            equal = equal & reduce(lambda p, q: p & q, [same(i) for i in range(n)])
+        table = self._fetch(j.where(~equal))
+        data = {name: table.column(name).to_pylist() for name in table.column_names}
+        src_rows, tgt_rows = [], []
+        for r in range(table.num_rows):
+            if data["_dq_in_s"][r] is not None:
+                src_rows.append(tuple(data[f"_dq_x{i}"][r] for i in range(len(X)))
+                                + tuple(data[f"_dq_s{i}"][r] for i in range(n)))
+            if data["_dq_in_t"][r] is not None:
+                tgt_rows.append(tuple(data[f"_dq_y{i}"][r] for i in range(len(X)))
+                                + tuple(data[f"_dq_t{i}"][r] for i in range(n)))
+        return src_rows, tgt_rows, int(table.nbytes)
 
     def rows(self, bound, filter_cols, values, limit):
         rel = self._filtered(bound, self._relation(bound, list(bound.types)), filter_cols, [values])
