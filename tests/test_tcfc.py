@@ -334,6 +334,7 @@ def test_hash_aggregate_catches_offsetting_changes_and_duplicates_that_count_and
     assert [(d.values, d.kind, d.source, d.target) for d in driver.differences] == \
         [(d.values, d.kind, d.source, d.target) for d in strong.differences]
     assert strong.state.records[0].source_rows == 3 and driver.state.records[0].source_rows == 3
+    assert strong.queries == 1 and driver.queries == 2
 
 
 # ---------------------------------------------------------------------------- scheduling (T1, T2, T6)
@@ -535,6 +536,9 @@ def test_explorer_edits_levels_checks_them_runs_grows_the_tree_and_shows_fragmen
     assert ex.pairs.value == ("yearEnroll",) and ex.levels_text.value.splitlines()[0] == "HEI_id"
     assert not ex.set_levels("HEI_id\nacdmYear") and "not nested" in ex.notes.value
     assert not ex.set_levels("HEI_id\nHEI_id, nope") and "nope" in ex.notes.value
+    assert ex.set_levels("HEI_id\nHEI_id, student_id\nHEI_id, student_id, acdmYear")
+    warnings = ex.check()  # M4: level 2 is already unique, and it determines level 3
+    assert len(warnings) == 2 and "already unique" in ex.notes.value and "superfluous" in ex.notes.value
     assert ex.set_levels("HEI_id\nHEI_id, acdmYear\nHEI_id, acdmYear, yearOfStudy, student_id")
     warnings = ex.check()
     assert warnings == [] and ex.notes.value == ""

@@ -111,6 +111,7 @@ class JobRecord:
     filter_values: tuple[tuple, ...] = ()
     source_sql: str = ""
     target_sql: str = ""
+    queries: int = 2                                     # 1 when both sides were compared inside Spark
     equal_sample: list = field(default_factory=list)   # a few equal fragments (values, aggregates) for trees
     equal_more: int = 0                                  # equal fragments beyond the sample
 
@@ -395,6 +396,7 @@ class Scheduler:
         rec = self._record(job, "done", time.monotonic() - t, calls, bp, diffs,
                            (len(src_rows), len(tgt_rows), src_bytes, tgt_bytes))
         rec.equal_sample, rec.equal_more = equal[:EQUAL_SAMPLE], max(0, len(equal) - EQUAL_SAMPLE)
+        rec.queries = len(calls)
         self.state.report += diffs
         self.state.examined[pair.name] = max(self.state.examined.get(pair.name, 0), job.level)
         self._children(bp, job, diffs)

@@ -72,7 +72,7 @@ class TcfcResult(Result):
 
     @property
     def queries(self) -> int:
-        return 2 * sum(1 for r in self.state.records if r.status == "done")
+        return sum(r.queries for r in self.state.records if r.status == "done")
 
     @property
     def bytes_crossed(self) -> int:
