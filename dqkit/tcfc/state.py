@@ -79,14 +79,15 @@ class StoredState:
 
 
 def leaves_of(report: list[Any]) -> list[Any]:
-    """Differing fragments with no differing fragment below them in the same pair."""
-    out = []
-    for d in report:
-        below = any(e.pair == d.pair and e.level > d.level and set(d.X) <= set(e.X)
-                    and tuple(e.values[e.X.index(c)] for c in d.X) == d.values for e in report)
-        if not below:
-            out.append(d)
-    return out
+    """Differing fragments with no differing fragment below them in the same pair (linear in the report)."""
+    xs: dict[tuple[str, int], tuple[str, ...]] = {(d.pair, d.level): d.X for d in report}
+    has_child: set[tuple[str, int, tuple]] = set()
+    for e in report:
+        pos = {c: i for i, c in enumerate(e.X)}
+        for (pair, level), X in xs.items():
+            if pair == e.pair and level < e.level and all(c in pos for c in X):
+                has_child.add((pair, level, tuple(e.values[pos[c]] for c in X)))
+    return [d for d in report if (d.pair, d.level, d.values) not in has_child]
 
 
 def _diff_dict(d: Any) -> dict[str, Any]:
