@@ -569,3 +569,25 @@ def test_explorer_cancel_keeps_the_uncompleted_report(spark, tmp_path):
     assert time.monotonic() - t < 3 and ex.status == "done"
     assert ex.result.status == UNCOMPLETED and ex.result.state.cancelled_by_user and ex.result.exit_code == 3
     ex.result.close()
+
+
+def test_a_level_reads_only_its_columns_and_pushes_the_fragment_filter_to_parquet(spark, tmp_path):
+    """M5 and P3, from the plan (no job): ReadSchema holds X and the aggregated attribute only, and the
+    null-safe fragment filter reaches the Parquet scan as PushedFilters."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dqkit.sparkutil import spark_plan
+    from dqkit.tcfc.engines import EnginePool, bind_pair
+    from dqkit.tcfc.spec import parse_spec
+
+    path = tmp_path / "exam.parquet"
+    pq.write_table(pa.table({"student_id": [1, 2], "course_id": [3, 4], "note": ["a", "b"], "has_passed": [1, 0]}), path)
+    spec = parse_spec({"pairs": [{"name": "e", "source": str(path), "target": str(path),
+                                  "aggregates": [["count", "has_passed", "n"]],
+                                  "levels": [["student_id"], ["student_id", "course_id"]]}]})
+    bp = bind_pair(spec.pairs[0], EnginePool(spark))
+    lv = spec.pairs[0].levels[1]
+    plan = spark_plan(bp.source.engine.aggregate_frame(bp.source, lv.X, lv.A, ("student_id",), [(1,)]))
+    assert "PushedFilters: [EqualNullSafe(student_id,1)]" in plan
+    assert "ReadSchema: struct<student_id:bigint,course_id:bigint,has_passed:bigint>" in plan and "note" not in plan
