@@ -90,6 +90,12 @@ register_report(ReportSpec(
     paths=("table", "config", "output")))
 
 
+register_report(ReportSpec(
+    "tcfc", "tcfc_report", "dqkit.tcfc.reporting:report_arguments",
+    "table pairs compared fragment by fragment within a time budget, across engines (TCFC)",
+    paths=("spec", "reuse", "output")))
+
+
 class ReportError(DqkitError):
     """A report notebook failed while executing; the executed notebook has the error at the top."""
 

@@ -2,8 +2,10 @@
 
 Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers``) that call dqkit's
 public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections),
-``DeltaExplorer``, ``DedupExplorer`` (blocking, comparisons, threshold, clusters, waterfalls), ``RulePicker`` (rules with live validation) and ``ViolationExplorer`` (detect, repair,
-violation graphs); ``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
+``DeltaExplorer``, ``DedupExplorer`` (blocking, comparisons, threshold, clusters, waterfalls), ``RulePicker``
+(rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs) and ``TcfcExplorer``
+(time-budgeted fragment comparison with a growing drill-down tree); ``RunController``/``ExplorerBase`` are the
+run plumbing every explorer shares.
 """
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ from dqkit.widgets.delta_explorer import DeltaExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
 from dqkit.widgets.result_view import ExplorerBase, ResultView
+from dqkit.widgets.tcfc_explorer import TcfcController, TcfcExplorer
 from dqkit.widgets.rules_explorer import (
     RulePicker, RuleProblem, RulesController, ViolationController, ViolationExplorer, ViolationRun,
 )
 
-__all__ = ["ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase", "ResultView", "RulePicker",
-           "RuleProblem", "RulesController", "RunController", "SparkProgress", "TableListing", "TablePicker",
+__all__ = ["ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
+           "ResultView", "RulePicker", "RuleProblem", "RulesController", "RunController", "SparkProgress",
+           "TableListing", "TablePicker", "TcfcController", "TcfcExplorer",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

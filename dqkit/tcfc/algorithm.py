@@ -1,0 +1,528 @@
+"""Algorithm 1 (Time-Constrained Fragment and Compare), as the spec's §2.13 reads it.
+
+* Roots first (T1): one job per pair at level 1 with the empty filter; all roots run before any deeper job.
+* Job order (T2): roots, then result-reuse checks, then error pursuit, then healthy continuations; within a
+  group by level (breadth-first), then user priority (higher first), then insertion order. ``order`` is
+  pluggable (``breadth_first`` is the other built-in).
+* Each job runs Algorithm 2 on both sides *in parallel, each in its own engine* (P2), and compares the
+  aggregated rows: MISSING (source only), EXCESS (target only), DIFF (same fragment, an aggregate differs;
+  floats within a tolerance, C4). Matching is null-safe (C3): NULL is a fragment value like any other.
+* Descent (C6, C7; the errata of Algorithm 1 lines 26-27): every differing fragment of every kind is
+  pursued; all differing fragments of one pair and level become ONE batched child job (P1; split only
+  above ``max_batch`` parents), filtered null-safely on the parent X values. A job without differences
+  continues (same filter, next level) only while level < healthy_depth; healthy siblings of a differing
+  fragment are never descended.
+* Budget (T3-T5): a job whose both sides did not finish before the deadline is cancelled (Spark job tag,
+  PostgreSQL cancel + statement_timeout, SQLite/DuckDB interrupt) and left out of the report; the run
+  returns UNCOMPLETED within the budget plus ``GRACE_S`` with the pending jobs listed.
+* Result reuse (U1-U4): see ``dqkit.tcfc.state``.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from dqkit.errors import CancelledError, DqkitError
+from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
+from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, load_spec
+
+#: Seconds a run may take beyond its budget: cancelling the running queries and assembling the report.
+GRACE_S = 1.5
+MISSING, EXCESS, DIFF = "MISSING", "EXCESS", "DIFF"
+ROOT, REUSE, ERROR, HEALTHY = "ROOT", "REUSE", "ERROR", "HEALTHY"
+_GROUP = {ROOT: 0, REUSE: 1, ERROR: 2, HEALTHY: 3}
+COMPLETED, UNCOMPLETED = "COMPLETED", "UNCOMPLETED"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One compare job: a pair at a level, restricted to fragments whose ``filter_cols`` values are listed."""
+
+    job_id: int
+    pair: str
+    level: int                                 # 1-based
+    kind: str                                  # ROOT / REUSE / ERROR / HEALTHY
+    filter_cols: tuple[str, ...] = ()
+    filter_values: tuple[tuple, ...] = ()
+    parent_job: int | None = None
+    priority: int = 0
+    seq: int = 0
+
+    def describe(self) -> str:
+        if not self.filter_cols:
+            return f"{self.pair} L{self.level} (whole table)"
+        return f"{self.pair} L{self.level} ({len(self.filter_values)} fragment(s) of {', '.join(self.filter_cols)})"
+
+
+def default_order(job: Job) -> tuple:
+    """§2.13's comparator: roots, reuse checks, error pursuit, healthy; then level, priority, insertion."""
+    return (_GROUP[job.kind], job.level, -job.priority, job.seq)
+
+
+def breadth_first(job: Job) -> tuple:
+    """Pure breadth-first across all pairs: level, then priority, then insertion order."""
+    return (job.level, -job.priority, job.seq)
+
+
+ORDERS: dict[str, Callable[[Job], tuple]] = {"default": default_order, "breadth_first": breadth_first}
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One report row (C5): a fragment at a level, its kind, and both sides' aggregate values."""
+
+    pair: str
+    level: int
+    X: tuple[str, ...]
+    values: tuple
+    kind: str
+    source: tuple | None                       # aggregate values in the level's A order; None if absent
+    target: tuple | None
+    job_id: int
+    parent_job: int | None
+    error_count: int | None                    # |count_r - count_s| (first count aggregate), if any
+    reused: bool = False
+
+
+@dataclass
+class JobRecord:
+    """Instrumentation of one job (P5)."""
+
+    job_id: int
+    pair: str
+    level: int
+    kind: str
+    fragments_in_filter: int
+    status: str                                # done / interrupted / failed / pruned
+    seconds: float = 0.0
+    source_rows: int = 0
+    target_rows: int = 0
+    source_bytes: int = 0
+    target_bytes: int = 0
+    differences: int = 0
+    parent_job: int | None = None
+    filter_cols: tuple[str, ...] = ()
+    filter_values: tuple[tuple, ...] = ()
+    source_sql: str = ""
+    target_sql: str = ""
+    queries: int = 2                                     # 1 when both sides were compared inside Spark
+    equal_sample: list = field(default_factory=list)   # a few equal fragments (values, aggregates) for trees
+    equal_more: int = 0                                  # equal fragments beyond the sample
+
+
+def sort_key(v: Any) -> tuple:
+    """A total order over normalised values of mixed types (NULL first, unrepresentable last)."""
+    if v is None:
+        return (0,)
+    if isinstance(v, Unrepresentable):
+        return (3, v.engine, v.text)
+    if isinstance(v, bool):
+        return (1, 0, int(v))
+    if isinstance(v, (int, float, Decimal)):
+        return (1, 0, v)
+    return (2, type(v).__name__, v)
+
+
+def values_key(t: Sequence[Any]) -> tuple:
+    return tuple(sort_key(v) for v in t)
+
+
+# --------------------------------------------------------------------------------------- comparison
+def _agg_value(v: Any, a: Aggregate, types: Mapping[str, str], engine: str) -> Any:
+    if v is None:
+        return None
+    if a.function == "count":
+        return int(v)
+    if a.function == "avg":
+        return float(v)
+    if a.function == "hash":
+        return tuple(v.values()) if isinstance(v, dict) else tuple(v) if isinstance(v, (list, tuple)) else v
+    if a.function in ("min", "max"):
+        return normalise(v, types.get(a.attribute, "any"), engine)
+    if isinstance(v, Decimal) and not v.is_finite():
+        return Unrepresentable(engine, str(v))
+    return v
+
+
+def _equal(a: Any, b: Any, agg: Aggregate, abs_tol: float, rel_tol: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    floaty = agg.function == "avg" or isinstance(a, float) or isinstance(b, float)
+    if floaty and isinstance(a, (int, float, Decimal)) and isinstance(b, (int, float, Decimal)):
+        fa, fb = float(a), float(b)
+        return abs(fa - fb) <= abs_tol + rel_tol * max(abs(fa), abs(fb))
+    return a == b
+
+
+def error_count(level_aggs: Sequence[Aggregate], src: tuple | None, tgt: tuple | None) -> int | None:
+    """|count_r - count_s| of the first count aggregate: a lower bound on the rows that differ (E1)."""
+    for i, a in enumerate(level_aggs):
+        if a.function == "count":
+            cs = src[i] if src is not None else 0
+            ct = tgt[i] if tgt is not None else 0
+            return abs(int(cs or 0) - int(ct or 0))
+    return None
+
+
+EQUAL_SAMPLE = 6
+
+
+def classify(bp: BoundPair, level: int, src_rows: Sequence[tuple], tgt_rows: Sequence[tuple], job: Job,
+             equal: list | None = None) -> list[Difference]:
+    """MISSING / EXCESS / DIFF between the aggregated rows of the two sides (Algorithm 1 lines 20-25)."""
+    lv = bp.spec.levels[level - 1]
+    n = len(lv.X)
+
+    def index(rows: Sequence[tuple], engine: str) -> dict[tuple, tuple]:
+        out: dict[tuple, tuple] = {}
+        for r in rows:
+            key = tuple(normalise(v, bp.types.get(c, "any"), engine) for v, c in zip(r[:n], lv.X))
+            vals = tuple(_agg_value(v, a, bp.types, engine) for v, a in zip(r[n:], lv.A))
+            if key in out:  # two engine values normalised to one: keep both visible, never merge
+                key = key + (Unrepresentable(engine, f"duplicate fragment {r[:n]!r}"),)
+            out[key] = vals
+        return out
+
+    q_r = index(src_rows, bp.source.engine.kind)
+    q_s = index(tgt_rows, bp.target.engine.kind)
+    diffs: list[Difference] = []
+    for key in sorted(set(q_r) | set(q_s), key=values_key):
+        a, b = q_r.get(key), q_s.get(key)
+        if b is None:
+            kind = MISSING
+        elif a is None:
+            kind = EXCESS
+        elif all(_equal(x, y, g, bp.spec.abs_tol, bp.spec.rel_tol) for x, y, g in zip(a, b, lv.A)):
+            if equal is not None:
+                equal.append((key, a))
+            continue
+        else:
+            kind = DIFF
+        diffs.append(Difference(bp.spec.name, level, lv.X, key, kind, a, b, job.job_id, job.parent_job,
+                                error_count(lv.A, a, b)))
+    return diffs
+
+
+def project(values: tuple, cols: Sequence[str], onto: Sequence[str]) -> tuple:
+    """The values of ``onto`` (a subset of ``cols``) from a fragment's ``values``."""
+    pos = {c: i for i, c in enumerate(cols)}
+    return tuple(values[pos[c]] for c in onto)
+
+
+# ------------------------------------------------------------------------------------------ running
+class _SideCall(threading.Thread):
+    """One side's aggregate query in its own (daemon) thread, so the deadline can interrupt it."""
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        super().__init__(daemon=True, name="dqkit-tcfc-side")
+        self.fn = fn
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.value = self.fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the scheduler
+            self.error = exc
+
+
+@dataclass
+class RunState:
+    """Everything a run produced so far (the result is built from it)."""
+
+    report: list[Difference] = field(default_factory=list)
+    records: list[JobRecord] = field(default_factory=list)
+    pending: list[Job] = field(default_factory=list)
+    examined: dict[str, int] = field(default_factory=dict)     # pair -> deepest completed level
+    notes: list[str] = field(default_factory=list)
+    unrepresentable: list[str] = field(default_factory=list)
+    status: str = COMPLETED
+    cancelled_by_user: bool = False
+    seconds: float = 0.0
+    budget: float | None = None
+
+
+class Scheduler:
+    """The priority queue of Algorithm 1 and its loop, with the deadline and result reuse."""
+
+    def __init__(self, spec: TcfcSpec, pool: EnginePool, budget: float | None,
+                 order: Callable[[Job], tuple] = default_order, max_batch: int | None = None,
+                 progress: Callable[[str, str, int, int], None] | None = None,
+                 on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
+                 cancel: threading.Event | None = None, started: float | None = None,
+                 compare_in_spark: bool = True) -> None:
+        self.spec = spec
+        self.compare_in_spark = compare_in_spark
+        self.pool = pool
+        self.budget = budget
+        self.order = order
+        self.max_batch = max_batch or spec.max_batch
+        self.progress = progress
+        self.on_job = on_job
+        self.cancel_event = cancel or threading.Event()
+        self.t0 = started if started is not None else time.monotonic()
+        self.deadline = None if budget is None else self.t0 + budget
+        self.queue: list[tuple[tuple, int, Job]] = []
+        self.ids = itertools.count(1)
+        self.seq = itertools.count()
+        self.bound: dict[str, BoundPair] = {}
+        self.state = RunState(budget=budget)
+        self.held: dict[str, dict[tuple, Difference]] = {}       # pair -> root fragments awaiting reuse checks
+        self.reuse_open: dict[str, int] = {}                     # pair -> reuse jobs not yet done
+        self.reuse_found: dict[str, list[Difference]] = {}
+        self.stored_leaves: dict[str, list[dict[str, Any]]] = {}
+
+    # ----- queue
+    def push(self, pair: CompareSpec, level: int, kind: str, filter_cols: Sequence[str] = (),
+             filter_values: Sequence[tuple] = (), parent: int | None = None, job_id: int | None = None) -> None:
+        values = sorted({tuple(v) for v in filter_values}, key=values_key)
+        chunks = [values[i:i + self.max_batch] for i in range(0, len(values), self.max_batch)] if filter_cols else [[]]
+        for chunk in chunks:
+            job = Job(job_id or next(self.ids), pair.name, level, kind, tuple(filter_cols), tuple(chunk), parent,
+                      pair.priority, next(self.seq))
+            job_id = None
+            heapq.heappush(self.queue, (self.order(job), job.seq, job))
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def expired(self) -> bool:
+        r = self.remaining()
+        return self.cancel_event.is_set() or (r is not None and r <= 0)
+
+    # ----- the loop
+    def run(self, resume: Mapping[str, Any] | None = None) -> RunState:
+        st = self.state
+        for pair in self.spec.pairs:
+            if self.expired():
+                break
+            self.bound[pair.name] = bind_pair(pair, self.pool)
+        resumed = set(resume or {})
+        for pair in self.spec.pairs:
+            if pair.name in resumed:
+                saved = resume[pair.name]
+                st.report += saved["report"]
+                if saved.get("examined"):
+                    st.examined[pair.name] = saved["examined"]
+                for job in saved["pending"]:
+                    self.push(pair, job.level, job.kind, job.filter_cols, job.filter_values, job.parent_job)
+                st.notes.append(f"{pair.name}: resumed from the stored run ({len(saved['pending'])} pending job(s))")
+            else:
+                self.push(pair, 1, ROOT)
+        done = 0
+        while self.queue:
+            if self.expired() or any(p.name not in self.bound for p in self.spec.pairs):
+                break
+            _, _, job = heapq.heappop(self.queue)
+            outcome = self._run_job(job)
+            if outcome is None:  # interrupted by the deadline or a cancel
+                st.pending.append(job)
+                break
+            done += 1
+            if self.progress is not None:
+                self.progress("job", job.describe(), done, done + len(self.queue))
+        st.pending += [j for _, _, j in sorted(self.queue)]
+        if st.pending or self.expired() and self.queue:
+            st.status = UNCOMPLETED
+        if any(p.name not in self.bound for p in self.spec.pairs):
+            st.status = UNCOMPLETED
+        st.cancelled_by_user = self.cancel_event.is_set() and st.status == UNCOMPLETED
+        st.seconds = time.monotonic() - self.t0
+        return st
+
+    def _run_job(self, job: Job) -> list[Difference] | None:
+        bp = self.bound[job.pair]
+        pair = bp.spec
+        lv = pair.levels[job.level - 1]
+        src_engine, tgt_engine = bp.source.engine, bp.target.engine
+        deadline = self.deadline
+        if self.compare_in_spark and isinstance(src_engine, SparkEngine) and isinstance(tgt_engine, SparkEngine) \
+                and src_engine.spark is tgt_engine.spark:
+            # one engine holds both sides: compare there, fetch only differing fragments (P2 at its cheapest)
+            def both() -> Any:
+                s_rows, t_rows, nbytes = src_engine.compare_in_spark(
+                    bp.source, bp.target, lv.X, lv.A, job.filter_cols, job.filter_values, pair.abs_tol, pair.rel_tol)
+                return (s_rows, nbytes), (t_rows, 0)
+
+            calls = [_SideCall(both)]
+        else:
+            calls = [_SideCall(lambda b=b: b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values,
+                                                              deadline)) for b in (bp.source, bp.target)]
+        t = time.monotonic()
+        for c in calls:
+            c.start()
+        while any(c.is_alive() for c in calls):
+            r = self.remaining()
+            wait = 0.05 if r is None else max(0.0, min(0.05, r))
+            for c in calls:
+                c.join(wait)
+            if self.expired():
+                break
+        if any(c.is_alive() for c in calls) or self.expired() and any(
+                isinstance(c.error, CancelledError) for c in calls):
+            end = time.monotonic() + GRACE_S * 0.8
+            while any(c.is_alive() for c in calls) and time.monotonic() < end:
+                src_engine.cancel()  # repeated: a query that started after the first cancel is stopped too
+                tgt_engine.cancel()
+                for c in calls:
+                    c.join(min(0.1, max(0.0, end - time.monotonic())))
+            self._record(job, "interrupted", time.monotonic() - t, calls, bp, [])
+            return None
+        for c in calls:
+            if c.error is not None:
+                if isinstance(c.error, CancelledError) and self.expired():
+                    self._record(job, "interrupted", time.monotonic() - t, calls, bp, [])
+                    return None
+                raise c.error if isinstance(c.error, DqkitError) else DqkitError(
+                    f"pair {pair.name!r}, level {job.level}: {type(c.error).__name__}: {c.error}") from c.error
+        if len(calls) == 1:
+            (src_rows, src_bytes), (tgt_rows, tgt_bytes) = calls[0].value
+        else:
+            (src_rows, src_bytes), (tgt_rows, tgt_bytes) = calls[0].value, calls[1].value
+        equal: list = []
+        diffs = classify(bp, job.level, src_rows, tgt_rows, job, equal)
+        for d in diffs:
+            for v in d.values:
+                if isinstance(v, Unrepresentable):
+                    self.state.unrepresentable.append(f"{pair.name} level {job.level} {d.kind}: {v}")
+        if job.kind == REUSE:
+            diffs = [Difference(**{**d.__dict__, "reused": True}) for d in diffs]
+        rec = self._record(job, "done", time.monotonic() - t, calls, bp, diffs,
+                           (len(src_rows), len(tgt_rows), src_bytes, tgt_bytes))
+        rec.equal_sample, rec.equal_more = equal[:EQUAL_SAMPLE], max(0, len(equal) - EQUAL_SAMPLE)
+        rec.queries = len(calls)
+        self.state.report += diffs
+        self.state.examined[pair.name] = max(self.state.examined.get(pair.name, 0), job.level)
+        self._children(bp, job, diffs)
+        if self.on_job is not None:
+            self.on_job(rec, diffs)
+        return diffs
+
+    def _record(self, job: Job, status: str, seconds: float, calls: Sequence[_SideCall], bp: BoundPair,
+                diffs: Sequence[Difference], sizes: tuple[int, int, int, int] = (0, 0, 0, 0)) -> JobRecord:
+        rec = JobRecord(job.job_id, job.pair, job.level, job.kind, len(job.filter_values), status, seconds,
+                        *sizes, differences=len(diffs), parent_job=job.parent_job, filter_cols=job.filter_cols,
+                        filter_values=job.filter_values, source_sql=bp.source.engine.last_sql,
+                        target_sql=bp.target.engine.last_sql)
+        self.state.records.append(rec)
+        return rec
+
+    # ----- descent (C6, C7) and reuse pruning (U2)
+    def _children(self, bp: BoundPair, job: Job, diffs: list[Difference]) -> None:
+        pair = bp.spec
+        lv = pair.levels[job.level - 1]
+        deeper = job.level < pair.full_depth
+        if job.kind == ROOT and diffs and self.stored_leaves.get(pair.name):
+            if self._start_reuse(bp, job, diffs):
+                return
+        if job.kind == REUSE:
+            self._finish_reuse(bp, job, diffs)
+            return
+        if diffs and deeper:
+            self.push(pair, job.level + 1, ERROR, lv.X, [d.values for d in diffs], job.job_id)
+        elif not diffs and deeper and job.level < pair.healthy_depth:
+            self.push(pair, job.level + 1, HEALTHY, job.filter_cols, job.filter_values, job.job_id)
+
+    def _start_reuse(self, bp: BoundPair, job: Job, diffs: list[Difference]) -> bool:
+        """Queue one narrow check per stored leaf level for the leaves under this root's differing fragments."""
+        pair = bp.spec
+        x1 = pair.levels[0].X
+        roots = {d.values: d for d in diffs}
+        by_level: dict[int, list[tuple]] = {}
+        for leaf in self.stored_leaves[pair.name]:
+            lx = pair.levels[leaf["level"] - 1].X
+            if project(leaf["values"], lx, x1) in roots:
+                by_level.setdefault(leaf["level"], []).append(leaf["values"])
+        if not by_level:
+            return False
+        self.held[pair.name] = roots
+        self.reuse_found[pair.name] = []
+        self.reuse_open[pair.name] = 0
+        for level, values in sorted(by_level.items()):
+            before = len(self.queue)
+            self.push(pair, level, REUSE, pair.levels[level - 1].X, values, job.job_id)
+            self.reuse_open[pair.name] += len(self.queue) - before
+        return True
+
+    def _finish_reuse(self, bp: BoundPair, job: Job, diffs: list[Difference]) -> None:
+        pair = bp.spec
+        self.reuse_found[pair.name] += diffs
+        for d in diffs:  # a stored leaf that still differs and is not at full depth is drilled further
+            if d.level < pair.full_depth:
+                self.push(pair, d.level + 1, ERROR, d.X, [d.values], job.job_id)
+        self.reuse_open[pair.name] -= 1
+        if self.reuse_open[pair.name] > 0:
+            return
+        x1 = pair.levels[0].X
+        accounted: dict[tuple, int] = {}
+        for d in self.reuse_found[pair.name]:
+            key = project(d.values, d.X, x1)
+            accounted[key] = accounted.get(key, 0) + (d.error_count or 0)
+        drill = []
+        for values, root in self.held.pop(pair.name).items():
+            if root.error_count is not None and root.error_count > 0 and accounted.get(values) == root.error_count:
+                self.state.notes.append(f"{pair.name}: fragment {dict(zip(x1, values))} is accounted for by "
+                                        "stored leaves (pruned, U2)")
+            else:
+                drill.append(values)
+        if drill and pair.full_depth > 1:
+            self.push(pair, 2, ERROR, x1, drill, job.parent_job)
+
+
+def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = None, *, spark: Any = None,
+             order: str | Callable[[Job], tuple] = "default", max_batch: int | None = None,
+             reuse: str | None = None, reuse_mode: str = "prune", connect_timeout: float = 10.0,
+             progress: Callable[[str, str, int, int], None] | None = None,
+             on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
+             cancel: threading.Event | None = None, compare_in_spark: bool = True) -> Any:
+    """Run TCFC over every pair of ``spec`` within ``budget`` seconds; returns a ``TcfcResult``.
+
+    ``budget`` (seconds, > 0; default: the spec's, else none: run to completion) bounds the whole call,
+    binding included; the call returns within ``budget + GRACE_S``. ``reuse`` names a folder where the
+    completed leaves and the pending queue are persisted (U1) and read back: ``reuse_mode='prune'``
+    re-checks stored leaves first and prunes root fragments they account for (U2); ``'resume'`` continues
+    an interrupted run from its stored queue and report (U3). ``cancel`` (an Event) stops the run like an
+    expired budget. ``on_job(record, differences)`` is called after every completed job.
+    """
+    from dqkit.tcfc import state as st_mod
+    from dqkit.tcfc.result import TcfcResult
+
+    started = time.monotonic()
+    tspec = load_spec(spec)
+    budget = check_budget(budget if budget is not None else tspec.budget)
+    if isinstance(order, str):
+        if order not in ORDERS:
+            from dqkit.errors import ParameterError
+
+            raise ParameterError(f"unknown job order {order!r}", hint=f"use one of {', '.join(ORDERS)}")
+        order_fn = ORDERS[order]
+    else:
+        order_fn = order
+    if reuse_mode not in ("prune", "resume"):
+        from dqkit.errors import ParameterError
+
+        raise ParameterError(f"unknown reuse mode {reuse_mode!r}", hint="use prune or resume")
+    pool = EnginePool(spark, connect_timeout)
+    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started, compare_in_spark)
+    resume = None
+    if reuse is not None:
+        stored = st_mod.load_state(reuse, tspec)
+        sched.state.notes += stored.notes
+        if reuse_mode == "resume":
+            resume = stored.resumable
+        else:
+            sched.stored_leaves = stored.leaves
+    try:
+        state = sched.run(resume)
+    finally:
+        pool_for_result = pool
+    if reuse is not None:
+        st_mod.save_state(reuse, tspec, state)
+    result = TcfcResult(tspec, state, sched.bound, pool_for_result, reuse=reuse)
+    return result

@@ -1,0 +1,237 @@
+"""TcfcExplorer: TCFC in a notebook.
+
+Pick the pairs to compare and the fragmentation columns of each level (the M4 data checks show as
+warnings), set the budget, run in the background with progress and Cancel, watch the drill-down tree
+grow job by job, and click a differing fragment to see a bounded sample of its rows on both sides.
+Cancel stops the run the way an expired budget does: the result is the UNCOMPLETED report so far.
+
+``TcfcController`` holds the state and calls ``dqkit.tcfc``; ``TcfcExplorer`` binds ipywidgets to it.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import ipywidgets as W
+
+from dqkit import render
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.tcfc import TcfcResult, TcfcSpec, check_levels, load_spec, run_tcfc
+from dqkit.tcfc.engines import EnginePool, bind_pair
+from dqkit.tcfc.result import fragment_label
+from dqkit.tcfc.spec import Level, validate_pair
+from dqkit.widgets.controllers import RunController, error_text
+from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
+
+__all__ = ["TcfcController", "TcfcExplorer"]
+
+
+class TcfcController(RunController):
+    """State of a TCFC run: the spec (pairs, levels), the selected pairs, the budget and the outcome.
+
+    ``set_levels(pair, [[cols], ...])`` edits a pair's fragmentation sets (same aggregates per level);
+    a spec the model refuses leaves the old levels and puts the reason in ``problem``. ``check()`` runs
+    the M4 data checks into ``warnings``. ``tree`` grows after every completed job (``on_change('tree')``).
+    """
+
+    unit = "jobs"
+
+    def __init__(self, spec: Any, *, budget: float | None = None, spark: Any = None) -> None:
+        super().__init__(spark)
+        self.spec: TcfcSpec = load_spec(spec)
+        self.selected: list[str] = [p.name for p in self.spec.pairs]
+        self.budget = budget if budget is not None else self.spec.budget
+        self.warnings: list[str] = []
+        self.problem: str | None = None
+        self.tree: list[tuple[Any, list[Any]]] = []
+        self._stop = threading.Event()
+        self._columns: dict[str, list[str]] = {}
+
+    # ----- choices
+    @property
+    def pairs(self) -> list[str]:
+        return [p.name for p in self.spec.pairs]
+
+    def columns(self, pair: str) -> list[str]:
+        """The source side's columns of ``pair`` (read from its schema; no query runs)."""
+        if pair not in self._columns:
+            pool = EnginePool(self.spark)
+            try:
+                self._columns[pair] = list(bind_pair(self.spec.pair(pair), pool).source.types)
+            except DqkitError as exc:
+                self.problem = error_text(exc)
+                self._columns[pair] = []
+            finally:
+                pool.close()
+        return self._columns[pair]
+
+    def levels(self, pair: str) -> list[list[str]]:
+        return [list(lv.X) for lv in self.spec.pair(pair).levels]
+
+    def set_levels(self, pair: str, levels: Sequence[Sequence[str]]) -> bool:
+        """Replace ``pair``'s fragmentation sets; False (and ``problem``) when the model refuses them."""
+        old = self.spec.pair(pair)
+        aggs = old.levels[0].A
+        try:
+            new = validate_pair(replace(old, levels=tuple(Level(tuple(x), aggs) for x in levels),
+                                        healthy_depth=min(old.healthy_depth, max(1, len(levels)))))
+        except DqkitError as exc:
+            self.problem = error_text(exc)
+            self._changed("problem")
+            return False
+        self.spec = replace(self.spec, pairs=tuple(new if p.name == pair else p for p in self.spec.pairs))
+        self.problem = None
+        self._changed("spec")
+        return True
+
+    def set_budget(self, seconds: float | None) -> None:
+        if seconds is not None and not seconds > 0:
+            raise ParameterError(f"the budget must be more than 0 seconds, got {seconds}")
+        self.budget = seconds
+
+    def check(self) -> list[str]:
+        """The M4 warnings of the selected pairs (distinct counts on each source)."""
+        self.warnings = []
+        for name in self.selected:
+            try:
+                self.warnings += check_levels(self.spec, name, spark=self.spark)
+            except DqkitError as exc:
+                self.warnings.append(f"{name}: {error_text(exc)}")
+        self._changed("warnings")
+        return self.warnings
+
+    # ----- running
+    def expected_steps(self) -> int:
+        return 0
+
+    def work(self, progress: Any) -> TcfcResult:
+        if not self.selected:
+            raise ParameterError("no pair is selected", hint="select at least one pair")
+        spec = replace(self.spec, pairs=tuple(p for p in self.spec.pairs if p.name in self.selected))
+        self.tree = []
+        self._stop = threading.Event()
+
+        def on_job(record: Any, diffs: list[Any]) -> None:
+            self.tree.append((record, diffs))
+            self._changed("tree")
+
+        return run_tcfc(spec, self.budget, spark=self.spark, progress=progress, on_job=on_job, cancel=self._stop)
+
+    def cancel(self) -> None:
+        """Stop the run like an expired budget: running queries are cancelled, the report so far is kept."""
+        self._stop.set()
+
+    def differing(self) -> list[tuple[str, int, tuple, str]]:
+        """(pair, level, values, label) of every differing fragment of the result."""
+        if self.result is None:
+            return []
+        return [(d.pair, d.level, d.values, f"{d.pair} L{d.level} {d.kind}: {fragment_label(d.X, d.values)}")
+                for d in self.result.differences]
+
+    def rows(self, pair: str, level: int, values: tuple, limit: int = 20) -> dict[str, Any]:
+        """A bounded sample of one fragment's rows on both sides."""
+        if self.result is None:
+            raise ParameterError("run first")
+        return self.result.rows(pair, level, values, limit)
+
+
+class TcfcExplorer(ExplorerBase):
+    """Pairs and levels, M4 warnings, budget, Run/Cancel, the growing tree and a fragment drill-down."""
+
+    def __init__(self, spec: Any, *, budget: float | None = None, spark: Any = None, sample_rows: int = 20) -> None:
+        super().__init__()
+        self.controller: TcfcController = TcfcController(spec, budget=budget, spark=spark)
+        c = self.controller
+        self.sample_rows = sample_rows
+        self.pairs = W.SelectMultiple(options=c.pairs, value=tuple(c.selected), description="Pairs",
+                                      rows=min(6, max(2, len(c.pairs))))
+        self.pair = W.Dropdown(options=c.pairs, description="Levels of")
+        self.levels_text = W.Textarea(description="X per line", layout=W.Layout(width="60%", height="90px"))
+        self.apply_levels = W.Button(description="Apply levels", icon="check")
+        self.check_button = W.Button(description="Check levels (M4)", icon="search")
+        self.budget = W.FloatText(value=c.budget or 0.0, description="Budget (s)")
+        self.notes = W.HTML()
+        self.tree_box = W.HTML()
+        self.leaves = W.Dropdown(options=[], description="Fragment")
+        self.show_rows = W.Button(description="Show rows", icon="table")
+        self.rows_box = W.HTML()
+        self._build_run_controls(c, ResultView())
+        self.pairs.observe(lambda ch: setattr(c, "selected", list(ch["new"])), names="value")
+        self.pair.observe(lambda _: self._load_levels(), names="value")
+        self.apply_levels.on_click(lambda _: self.set_levels(self.levels_text.value))
+        self.check_button.on_click(lambda _: self.check())
+        self.budget.observe(lambda ch: self._set_budget(ch["new"]), names="value")
+        self.show_rows.on_click(lambda _: self.show_fragment())
+        c.on_change(self._on_tcfc_change)
+        self._load_levels()
+        self.children = [self.pairs, W.HBox([self.pair, self.apply_levels, self.check_button]), self.levels_text,
+                         self.budget, self.notes, W.HBox([self.run_button]), self.progress, self.message,
+                         self.tree_box, W.HBox([self.leaves, self.show_rows]), self.rows_box, self.view]
+
+    # ----- actions (what the buttons do; tests call them too)
+    def _load_levels(self) -> None:
+        if self.pair.value:
+            self.levels_text.value = "\n".join(", ".join(x) or "-" for x in self.controller.levels(self.pair.value))
+
+    def set_levels(self, text: str) -> bool:
+        levels = [[c.strip() for c in line.split(",") if c.strip() and c.strip() != "-"]
+                  for line in text.splitlines() if line.strip()]
+        unknown = sorted({c for x in levels for c in x} - set(self.controller.columns(self.pair.value)))
+        if unknown and self.controller.columns(self.pair.value):
+            self.controller.problem = f"unknown column(s) {', '.join(unknown)} in {self.pair.value}"
+            self._render_notes()
+            return False
+        ok = self.controller.set_levels(self.pair.value, levels)
+        self._render_notes()
+        return ok
+
+    def check(self) -> list[str]:
+        warnings = self.controller.check()
+        self._render_notes()
+        return warnings
+
+    def start(self) -> None:
+        super().start()
+        self.progress.cancel = self.cancel  # Cancel = an early budget: keep the report so far
+
+    def show_fragment(self) -> dict[str, Any] | None:
+        if self.leaves.value is None:
+            return None
+        pair, level, values = self.leaves.value
+        sample = self.controller.rows(pair, level, values, self.sample_rows)
+        parts = [f"<h4>{render.esc(side)} (at most {self.sample_rows} rows)</h4>{render.html_table(df)}"
+                 for side, df in sample.items()]
+        self.rows_box.value = wrap("".join(parts))
+        return sample
+
+    def _set_budget(self, value: float) -> None:
+        try:
+            self.controller.set_budget(value if value else None)
+        except DqkitError as exc:
+            self.controller.problem = error_text(exc)
+        self._render_notes()
+
+    # ----- rendering
+    def _render_notes(self) -> None:
+        c = self.controller
+        lines = []
+        if c.problem:
+            lines.append(f"<p class='bad'>{render.esc(c.problem)}</p>")
+        lines += [f"<p class='muted'>warning: {render.esc(w)}</p>" for w in c.warnings]
+        self.notes.value = wrap("".join(lines)) if lines else ""
+
+    def _on_tcfc_change(self, what: str) -> None:
+        c = self.controller
+        if what == "tree":
+            items = []
+            for rec, diffs in c.tree:
+                mark = "bad" if diffs else "ok"
+                items.append(f"<li class='{mark}'>job {rec.job_id}: {render.esc(rec.pair)} level {rec.level} "
+                             f"{render.esc(rec.kind)}, {len(diffs)} differing fragment(s), {rec.seconds:.2f} s</li>")
+            self.tree_box.value = wrap(f"<ul>{''.join(items)}</ul>")
+        elif what == "status" and c.status == "done" and c.result is not None:
+            self.leaves.options = [(label, (p, lv, v)) for p, lv, v, label in c.differing()]
+        elif what in ("problem", "warnings", "spec"):
+            self._render_notes()
