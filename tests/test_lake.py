@@ -268,7 +268,7 @@ def test_required_samples_matches_theorem_4_2():
 
 def test_cost_file_that_does_not_parse_names_line_and_column(tmp_path):
     with pytest.raises(CostFileError, match=r"line 2, column \d+"):
-        parse_costs("storage_cost: 0.02\nwrite_cost: [1, 2\n", "costs.yaml")
+        parse_costs("storage_cost: 0.02\nwrite_cost: 1: 2\n", "costs.yaml")
     with pytest.raises(CostFileError, match=r"line 2, column 1: unknown cost parameter 'storag'"):
         parse_costs("write_cost: 0.1\nstorag: 1\n", "costs.yaml")
     with pytest.raises(CostFileError, match="must be a number"):
