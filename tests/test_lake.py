@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from data.lake import generate_lake, read_manifest
+from dqkit.data.lake import generate_lake, read_manifest
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.lake import (ColumnStats, CostModel, LakeTable, LineageProvider, build_graph, dyn_lin, find_containment,
                         ilp, load_lake, mmp_keeps, opt_ret, parse_costs, required_samples,
@@ -317,3 +317,46 @@ def test_cli_lake_exit_codes_and_bad_cost_file(spark, tmp_path, capsys):
     assert out["plan"]["delete"] in (["small"], [])
     (folder / "small.csv").write_text("b,a\nz,3\n")
     assert main(["lake", str(folder), "--t", "5"]) == 0
+
+
+# ------------------------------------------------------------------------------------------ widget
+def test_lake_explorer_lists_runs_and_replans_when_costs_change(spark, tmp_path):
+    from dqkit.widgets import LakeExplorer
+
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "big.csv").write_text("a,b\n1,x\n2,y\n3,z\n")
+    (folder / "small.csv").write_text("b,a\nx,1\n")
+    ex = LakeExplorer(str(folder), verify=False)
+    assert "big" in ex.tables_html.value and "small" in ex.tables_html.value
+    ex.t.value = 5
+    ex.mode.value = "strict"
+    ex.run(timeout=300)
+    assert ex.status == "done", ex.error
+    assert ex.result.contained == {("big", "small")} and ex.result.params["mode"] == "strict"
+    assert "containment" in ex.view.children[1].value.lower() and ex.component.options
+    assert ex.result.plan.delete == ("small",)
+    ex.set_cost("write_cost", 1e6)  # rebuilding becomes dearer than keeping: the plan retains all
+    assert ex.result.plan.delete == ()
+    assert "nothing" in ex.view.children[2].value
+    ex.path.value = str(tmp_path / "missing")
+    ex.load_button.click()
+    assert "no such lake folder" in ex.tables_html.value
+
+
+def test_lake_report_template_runs_through_the_registry(spark, tmp_path, capsys):
+    import nbformat
+
+    from dqkit.cli import main
+    from dqkit.report import REPORTS
+
+    assert "lake" in REPORTS
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "big.csv").write_text("a,b\n1,x\n2,y\n")
+    (folder / "small.csv").write_text("b,a\nx,1\n")
+    out = tmp_path / "report"
+    assert main(["report", "lake", "-p", "lake", str(folder), "-p", "t", "5", "-o", str(out)]) == 0
+    html = (out / "lake_report.html").read_text()
+    assert "CONTAINMENT" in html and "<script" not in html and "dqkit report lake" in html
+    assert nbformat.read(out / "lake_report.ipynb", as_version=4).cells

@@ -2,13 +2,14 @@
 
 Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers``) that call dqkit's
 public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections),
-``DeltaExplorer``, ``RulePicker`` (rules with live validation) and ``ViolationExplorer`` (detect, repair,
+``DeltaExplorer``, ``LakeExplorer`` (R2D2 on a lake), ``RulePicker`` (rules with live validation) and ``ViolationExplorer`` (detect, repair,
 violation graphs); ``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
 """
 from __future__ import annotations
 
 from dqkit.widgets.controllers import DeltaController, RunController, TableListing
 from dqkit.widgets.delta_explorer import DeltaExplorer
+from dqkit.widgets.lake_explorer import LakeController, LakeExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
 from dqkit.widgets.result_view import ExplorerBase, ResultView
@@ -16,6 +17,6 @@ from dqkit.widgets.rules_explorer import (
     RulePicker, RuleProblem, RulesController, ViolationController, ViolationExplorer, ViolationRun,
 )
 
-__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "ResultView", "RulePicker",
+__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "LakeController", "LakeExplorer", "ResultView", "RulePicker",
            "RuleProblem", "RulesController", "RunController", "SparkProgress", "TableListing", "TablePicker",
            "ViolationController", "ViolationExplorer", "ViolationRun"]
