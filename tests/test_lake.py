@@ -360,3 +360,18 @@ def test_lake_report_template_runs_through_the_registry(spark, tmp_path, capsys)
     html = (out / "lake_report.html").read_text()
     assert "CONTAINMENT" in html and "<script" not in html and "dqkit report lake" in html
     assert nbformat.read(out / "lake_report.ipynb", as_version=4).cells
+
+
+def test_nested_structs_flatten_and_tokens_take_types_and_synonyms_on_request(spark):
+    df = spark.createDataFrame([(1, ("x", 2.5), "555")], "id int, product struct<sku:string, price:double>, phone string")
+    lk = load_lake({"t": df}, profile=False)
+    assert set(lk.tables["t"].columns) == {"id", "product.sku", "product.price", "phone"}
+    assert lk.tables["t"].tokens == {"id", "product.sku", "product.price", "phone"}
+    typed = load_lake({"t": df}, with_types=True, profile=False).tables["t"]
+    assert "id:int" in typed.tokens and "product.price:double" in typed.tokens
+    canon = load_lake({"t": df}, synonyms={"phone": "mobile"}, profile=False).tables["t"]
+    assert "mobile" in canon.columns and "phone" not in canon.tokens
+    with pytest.raises(DqkitError):
+        from dqkit.lake import flatten
+
+        flatten(df, "t", {"phone": "id"})

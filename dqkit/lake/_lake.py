@@ -265,41 +265,117 @@ def footer_stats(files: tuple[str, ...], types: Mapping[str, T.DataType]) -> tup
     return rows, out
 
 
-def profile_table(t: LakeTable) -> LakeTable:
-    """``t`` with its row count and column statistics: footers first, then one aggregate job."""
+def typed_value(text: str | None, dt: T.DataType) -> Any:
+    """A value Spark rendered as text (``cast(... as string)``) back as the Python value of its type.
+
+    Timestamps stay text (Spark's rendering sorts as the instants do and casts back in the session's
+    time zone); a type without an exact text form raises ``ValueError`` (callers then compare as text).
+    """
+    import datetime
+    import decimal
+
+    if text is None:
+        return None
+    if isinstance(dt, (T.StringType, T.TimestampType, T.TimestampNTZType)):
+        return text
+    if isinstance(dt, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return int(text)
+    if isinstance(dt, (T.FloatType, T.DoubleType)):
+        return float(text)
+    if isinstance(dt, T.DecimalType):
+        return decimal.Decimal(text)
+    if isinstance(dt, T.DateType):
+        return datetime.date.fromisoformat(text)
+    if isinstance(dt, T.BooleanType):
+        if text not in ("true", "false"):
+            raise ValueError(text)
+        return text == "true"
+    raise ValueError(f"no exact text form for {dt.simpleString()}")
+
+
+def _needs(t: LakeTable) -> tuple[int | None, dict[str, ColumnStats], list[str]]:
     stats: dict[str, ColumnStats] = {}
     rows = None
     if t.format == "parquet" and t.files:
         rows, stats = footer_stats(t.files, t.types)
     need = [c for c, ty in t.types.items() if _orderable(ty) and c not in stats]
-    if need or rows is None:
-        aggs = [F.count(F.lit(1)).alias("_dq_rows")]
+    return rows, stats, need
+
+
+def _profile_frame(t: LakeTable, need: list[str], k: int) -> DataFrame:
+    """One row: ``k`` and a JSON object {rows, min<i>, max<i>} with every value rendered as text."""
+    aggs = [F.count(F.lit(1)).cast("string").alias("rows")]
+    for i, c in enumerate(need):
+        v = col(c)
+        if isinstance(t.types[c], (T.FloatType, T.DoubleType)):
+            v = F.when(~F.isnan(v), v)
+        aggs += [F.min(v).cast("string").alias(f"min{i}"), F.max(v).cast("string").alias(f"max{i}")]
+    return t.df.agg(*aggs).select(F.lit(k).alias("k"), F.to_json(F.struct("*")).alias("j"))
+
+
+def _apply_profile(t: LakeTable, rows: int | None, stats: dict[str, ColumnStats], need: list[str],
+                   got: dict[str, Any] | None) -> LakeTable:
+    stats = dict(stats)
+    if got is not None:
+        rows = int(got["rows"])
         for i, c in enumerate(need):
-            v = col(c)
-            if isinstance(t.types[c], (T.FloatType, T.DoubleType)):
-                v = F.when(~F.isnan(v), v)
-            aggs += [F.min(v).alias(f"_dq_min{i}"), F.max(v).alias(f"_dq_max{i}")]
-        try:
-            r = t.df.agg(*aggs).collect()[0]
-        except Exception as exc:
-            err = sources.read_failure(exc)
-            raise (err or SourceError(f"cannot read table {t.name!r}: {sources._first_line(exc)}")) from exc
-        rows = int(r["_dq_rows"])
-        for i, c in enumerate(need):
-            lo, hi = r[f"_dq_min{i}"], r[f"_dq_max{i}"]
+            try:
+                lo, hi = typed_value(got.get(f"min{i}"), t.types[c]), typed_value(got.get(f"max{i}"), t.types[c])
+            except ValueError:
+                lo = hi = None
             stats[c] = ColumnStats(lo, hi, lo is not None and hi is not None, "aggregate")
     return replace(t, rows=rows, stats=stats)
 
 
-def profile_lake(lake: Lake) -> Lake:
-    """Profile every table once; a table that fails here is skipped and reported like an unreadable one."""
+def profile_table(t: LakeTable) -> LakeTable:
+    """``t`` with its row count and column statistics: footers first, then one aggregate job."""
+    import json
+
+    rows, stats, need = _needs(t)
+    got = None
+    if need or rows is None:
+        try:
+            got = json.loads(_profile_frame(t, need, 0).collect()[0]["j"])
+        except Exception as exc:
+            err = sources.read_failure(exc)
+            raise (err or SourceError(f"cannot read table {t.name!r}: {sources._first_line(exc)}")) from exc
+    return _apply_profile(t, rows, stats, need, got)
+
+
+def profile_lake(lake: Lake, chunk: int = 32) -> Lake:
+    """Profile every table once: footers first, then the aggregates of all tables that need one in a
+    few Spark jobs (unioned). When a job fails, its tables are profiled one by one, so the unreadable
+    one is named, skipped and reported like a table whose schema could not be read."""
+    import json
+
     tables: dict[str, LakeTable] = {}
     skipped = list(lake.skipped)
+    pending = []
     for name, t in lake.tables.items():
+        if t.rows is not None:
+            tables[name] = t
+            continue
+        rows, stats, need = _needs(t)
+        if need or rows is None:
+            pending.append((t, rows, stats, need))
+        else:
+            tables[name] = _apply_profile(t, rows, stats, need, None)
+    for i in range(0, len(pending), chunk):
+        part = pending[i:i + chunk]
         try:
-            tables[name] = t if t.rows is not None else profile_table(t)
-        except DqkitError as exc:
-            skipped.append((name, exc.message))
+            frames = [_profile_frame(t, need, k) for k, (t, _, _, need) in enumerate(part)]
+            import functools
+
+            got = {r["k"]: json.loads(r["j"]) for r in functools.reduce(DataFrame.unionAll, frames).collect()}
+            for k, (t, rows, stats, need) in enumerate(part):
+                tables[t.name] = _apply_profile(t, rows, stats, need, got[k])
+        except Exception:
+            for t, _, _, _ in part:
+                try:
+                    tables[t.name] = profile_table(t)
+                except DqkitError as exc:
+                    skipped.append((t.name, exc.message))
+    tables = dict(sorted(tables.items()))
     return replace(lake, tables=tables, skipped=tuple(sorted(skipped)))
 
 

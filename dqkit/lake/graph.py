@@ -126,6 +126,8 @@ class ContainmentGraph:
         self._report("MMP", "", len(todo), len(todo))
         self.timings["MMP"] += time.perf_counter() - t0
         t0 = time.perf_counter()
+        missing = sorted({c for _, c in alive if c not in self._samples})
+        self._samples.update(stages.clp_samples([self.tables[c] for c in missing], self.s, self.t, self.seed))
         tasks = []
         for i, (p, c) in enumerate(alive):
             sample = self._sample(self.tables[c])

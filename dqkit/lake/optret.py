@@ -264,6 +264,8 @@ def ilp(nodes: Sequence[str], edges: Sequence[tuple[str, str]], node_cost: Mappi
     n, m = len(nodes), len(edges)
     idx = {v: i for i, v in enumerate(nodes)}
     c = np.array([node_cost[v] for v in nodes] + [edge_cost[e] for e in edges], dtype=float)
+    # costs of small tables are far below the solver's tolerances: solve the problem scaled to O(1)
+    scale = float(np.max(np.abs(c))) if len(c) and np.max(np.abs(c)) > 0 else 1.0
     a = lil_matrix((2 * m + n, n + m))
     lb = np.full(2 * m + n, -np.inf)
     ub = np.full(2 * m + n, np.inf)
@@ -278,14 +280,25 @@ def ilp(nodes: Sequence[str], edges: Sequence[tuple[str, str]], node_cost: Mappi
         lb[r] = 1
     for k, (_, v) in enumerate(edges):
         a[2 * m + idx[v], n + k] = 1
-    res = milp(c, constraints=LinearConstraint(a.tocsr(), lb, ub), integrality=np.ones(n + m),
-               bounds=Bounds(0, 1))
+    res = milp(c / scale, constraints=LinearConstraint(a.tocsr(), lb, ub), integrality=np.ones(n + m),
+               bounds=Bounds(0, 1), options={"mip_rel_gap": 0.0})
     if res.status != 0 or res.x is None:
         raise PlanError(f"the Opt-Ret ILP has no solution ({res.message})",
                         hint="check the cost parameters; retaining every table is always feasible")
     x = {v: int(round(res.x[idx[v]])) for v in nodes}
     y = {e: int(round(res.x[n + k])) for k, e in enumerate(edges)}
-    return x, y, float(res.fun)
+    # one rebuild parent per deleted node (the cheapest chosen): never dearer, and what a plan acts on
+    chosen: dict[str, list[tuple[str, str]]] = {}
+    for e, on in y.items():
+        if on:
+            chosen.setdefault(e[1], []).append(e)
+    for es in chosen.values():
+        for e in sorted(es, key=lambda e: (edge_cost[e], e))[1:]:
+            y[e] = 0
+    cost = sum(node_cost[v] for v in nodes if x[v]) + sum(edge_cost[e] for e in edges if y[e])
+    if cost > res.fun * scale * (1 + 1e-6) + 1e-12:
+        raise PlanError(f"the Opt-Ret ILP solution costs {cost!r}, more than the solver's {res.fun * scale!r}")
+    return x, y, cost
 
 
 def dyn_lin(path: Sequence[str], node_cost: Mapping[str, float],

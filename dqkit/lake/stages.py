@@ -81,38 +81,79 @@ def _order_key(df: DataFrame, seed: int) -> Column:
     return F.xxhash64(F.lit(seed), hi, lo)
 
 
-def clp_sample(child: LakeTable, s: int = 4, t: int = 10, seed: int = 0) -> CLPSample:
-    """Algorithm 3's ``sample(y, searchCols, maxRows=t)``: one Spark job per child per run.
+#: marks a sampled value compared as text (a type without an exact typed literal, e.g. arrays, maps)
+TEXT = object()
 
-    searchCols: up to ``s`` columns with known values, partition columns first (their predicates
-    prune partitions), the rest in a seeded order. Each column's predicate value is the child's own
-    min or max (a value the child holds, known from the profile without a scan; chosen by the seed).
-    The rows matching any predicate ``c <=> v`` are ordered by a seeded row hash and cut to ``t``, so
-    the sample does not depend on partitioning. A column without statistics is never a search column;
-    with none at all the sample is the first ``t`` rows in seeded hash order.
-    """
-    if s < 1 or t < 1:
-        raise ParameterError(f"s and t must be at least 1, not s={s}, t={t}")
-    sd = edge_seed(seed, child.name)
-    df = child.df
-    names = tuple(df.columns)
-    if child.rows == 0:
-        return CLPSample(child.name, (), (), names, (), ())
+
+def _search(child: LakeTable, s: int, sd: int) -> tuple[list[str], tuple[tuple[str, Any], ...]]:
     usable = [c for c in child.columns if child.stat(c).valid]
     parts = [c for c in child.partition_columns if c in usable]
     rest = sorted((c for c in usable if c not in parts), key=lambda c: edge_seed(sd, c))
     search = (parts + rest)[:s]
     preds = tuple((c, child.stat(c).min if edge_seed(sd, c, "v") % 2 == 0 else child.stat(c).max) for c in search)
-    picked = df
-    if preds:
-        picked = df.where(functools.reduce(lambda a, b: a | b, [col(c).eqNullSafe(F.lit(v)) for c, v in preds]))
-    key = _order_key(df, sd)
-    text = [_canon(col(c), child.types[c]).cast("string").alias(f"_dq_t{i}") for i, c in enumerate(names)]
-    got = (picked.select(*[col(c) for c in names], *text, key.alias("_dq_key"))
-           .orderBy("_dq_key", *[f"_dq_t{i}" for i in range(len(names))]).limit(t).collect())  # ≤ t rows
-    n = len(names)
-    return CLPSample(child.name, tuple(search), preds, names, tuple(tuple(r[:n]) for r in got),
-                     tuple(tuple(r[n:2 * n]) for r in got))
+    return search, preds
+
+
+def clp_sample(child: LakeTable, s: int = 4, t: int = 10, seed: int = 0) -> CLPSample:
+    """Algorithm 3's ``sample(y, searchCols, maxRows=t)`` for one child (see ``clp_samples``)."""
+    return clp_samples([child], s, t, seed)[child.name]
+
+
+def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: int = 0,
+                chunk: int = 32) -> dict[str, CLPSample]:
+    """The CLP sample of each child, drawn once per child per run (the children of a chunk in one job).
+
+    searchCols: up to ``s`` columns with known values, partition columns first (their predicates
+    prune partitions), the rest in a seeded order. Each column's predicate value is the child's own
+    min or max (a value the child holds, known from the profile without a scan; chosen by the seed).
+    The rows matching any predicate ``c <=> v`` are ordered by a seeded row hash (ties by value) and
+    cut to ``t``, so the sample does not depend on partitioning. A column without statistics is never
+    a search column; with none at all the sample is the first ``t`` rows in seeded hash order.
+    """
+    from pyspark.sql import Window
+
+    from dqkit.lake._lake import typed_value
+
+    if s < 1 or t < 1:
+        raise ParameterError(f"s and t must be at least 1, not s={s}, t={t}")
+    out: dict[str, CLPSample] = {}
+    todo = []
+    for child in children:
+        names = tuple(child.df.columns)
+        sd = edge_seed(seed, child.name)
+        if child.rows == 0:
+            out[child.name] = CLPSample(child.name, (), (), names, (), ())
+            continue
+        search, preds = _search(child, s, sd)
+        picked = child.df
+        if preds:
+            picked = picked.where(functools.reduce(lambda a, b: a | b,
+                                                   [col(c).eqNullSafe(F.lit(v)) for c, v in preds]))
+        text = F.array(*[_canon(col(c), child.types[c]).cast("string") for c in names])
+        todo.append((child, search, preds, names,
+                     picked.select(F.lit(len(todo)).alias("k"), text.alias("v"), _order_key(child.df, sd).alias("o"))))
+    w = Window.partitionBy("k").orderBy("o", "v")
+    for i in range(0, len(todo), chunk):
+        part = todo[i:i + chunk]
+        frames = functools.reduce(DataFrame.unionAll, [f for *_, f in part])
+        got: dict[int, list[Row]] = {}
+        for r in (frames.withColumn("_dq_n", F.row_number().over(w)).where(F.col("_dq_n") <= t)
+                  .orderBy("k", "_dq_n").collect()):  # at most t rows per child: bounded
+            got.setdefault(r["k"], []).append(r)
+        for child, search, preds, names, _ in part:
+            k = next(j for j, item in enumerate(todo) if item[0] is child)
+            texts, rows = [], []
+            for r in got.get(k, []):
+                vals = []
+                for c, v in zip(names, r["v"]):
+                    try:
+                        vals.append(typed_value(v, child.types[c]))
+                    except ValueError:
+                        vals.append(TEXT)
+                texts.append(tuple(r["v"]))
+                rows.append(tuple(vals))
+            out[child.name] = CLPSample(child.name, tuple(search), preds, names, tuple(rows), tuple(texts))
+    return out
 
 
 def _canon(c: Column, dt: T.DataType) -> Column:
@@ -152,8 +193,9 @@ def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str 
     tuples: list[tuple[Any, ...]] = []
     seen: set[str] = set()
     for raw, txt in zip(sample.rows, sample.text):
-        tup = tuple(raw[i] if child.types[k] == parent.types[k] and not isinstance(child.types[k], T.MapType)
-                    else ("\x00text", txt[i]) for k, i in zip(keys, pos))
+        tup = tuple(raw[i] if child.types[k] == parent.types[k] and raw[i] is not TEXT
+                    and not isinstance(child.types[k], (T.TimestampType, T.TimestampNTZType))
+                    else (TEXT, txt[i]) for k, i in zip(keys, pos))
         if repr(tup) not in seen:
             seen.add(repr(tup))
             tuples.append(tup)
@@ -161,7 +203,7 @@ def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str 
     for tup in tuples:
         parts = []
         for k, v in zip(keys, tup):
-            if isinstance(v, tuple) and len(v) == 2 and v[0] == "\x00text":
+            if isinstance(v, tuple) and len(v) == 2 and v[0] is TEXT:
                 parts.append(_canon(col(k), parent.types[k]).cast("string").eqNullSafe(F.lit(v[1])))
             else:
                 parts.append(col(k).eqNullSafe(F.lit(v)))
