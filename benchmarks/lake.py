@@ -148,14 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     print(r.time_table().to_string(index=False))
     print("\nOperation counts (Table 3)")
     print(r.operation_counts().to_string(index=False))
-    ours = sum(r.timings[s] for s in ("SGB", "MMP", "CLP")) + load_s
+    ours = sum(r.timings[s] for s in ("SGB", "MMP", "CLP"))  # Table 5's "Ours (total)"
     ours_v = ours + r.timings["verify"]
     schema_edges = schema_containment_brute_force({n: t.tokens for n, t in lake.tables.items()})
     est, measured, k = literal_ground_truth_estimate(lake, schema_edges, a.literal_sample, a.seed)
     print(f"\nliteral pairwise-hash ground truth: {measured:.1f}s measured on {k} of {len(schema_edges)} schema edges, "
           f"{est:.1f}s estimated for all (Σ M_i·M_j)")
-    print(f"speed-up over the literal ground truth: {est / ours:.1f}x (SGB+MMP+CLP incl. load), "
-          f"{est / ours_v:.1f}x (with exact verification)")
+    print(f"speed-up over the literal ground truth: {est / ours:.1f}x (SGB+MMP+CLP), "
+          f"{est / ours_v:.1f}x (with exact verification), {est / (ours + load_s):.1f}x (also counting the "
+          f"load and profile, {load_s:.1f}s, which the ground truths need in part too)")
     print(f"speed-up over the anti-join ground truth: {r.truth_seconds / ours:.2f}x, {r.truth_seconds / ours_v:.2f}x "
           f"(with verification); anti-join ground truth {r.truth_seconds:.1f}s")
     true = {e for e, (cm, _) in r.truth.items() if cm == 1.0}

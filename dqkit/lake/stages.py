@@ -176,14 +176,8 @@ def _aligned(child: LakeTable, parent: LakeTable, keys: Sequence[str]) -> tuple[
     return cs, ps
 
 
-def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str = "paper") -> DataFrame | None:
-    """The null-safe left-anti join of the sampled rows against the parent, as one scan of the parent:
-    a one-row frame ``hit`` (array: 1 where sampled key tuple j occurs in the parent). The filter is
-    the disjunction of the sampled tuples, so Parquet row groups are skipped and, on partition
-    columns, partitions pruned (``PartitionFilters`` in the plan; req. 18). None: nothing sampled.
-
-    ``paper`` joins on the search columns, ``strict`` on all the child's columns (both one-sided).
-    """
+def _probe_conditions(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str) -> list[Column] | None:
+    """One null-safe equality condition per distinct sampled key tuple (None: nothing sampled)."""
     if mode not in MODES:
         raise ParameterError(f"unknown CLP mode {mode!r}", hint="paper or strict")
     if not sample.rows:
@@ -208,9 +202,25 @@ def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str 
             else:
                 parts.append(col(k).eqNullSafe(F.lit(v)))
         conds.append(functools.reduce(lambda a, b: a & b, parts))
+    return conds
+
+
+def _probe(parent: LakeTable, conds: list[Column]) -> DataFrame:
     anyc = functools.reduce(lambda a, b: a | b, conds)
     return parent.df.where(anyc).agg(F.array(*[F.max(F.when(c, F.lit(1)).otherwise(F.lit(0))) for c in conds])
                                      .alias("hit"))
+
+
+def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str = "paper") -> DataFrame | None:
+    """The null-safe left-anti join of the sampled rows against the parent, as one scan of the parent:
+    a one-row frame ``hit`` (array: 1 where sampled key tuple j occurs in the parent). The filter is
+    the disjunction of the sampled tuples, so Parquet row groups are skipped and, on partition
+    columns, partitions pruned (``PartitionFilters`` in the plan; req. 18). None: nothing sampled.
+
+    ``paper`` joins on the search columns, ``strict`` on all the child's columns (both one-sided).
+    """
+    conds = _probe_conditions(sample, parent, child, mode)
+    return None if conds is None else _probe(parent, conds)
 
 
 def clp_keeps(sample: CLPSample, parent: LakeTable, child: LakeTable, spark: SparkSession | None = None,
@@ -221,16 +231,23 @@ def clp_keeps(sample: CLPSample, parent: LakeTable, child: LakeTable, spark: Spa
 
 def clp_keeps_many(tasks: Sequence[tuple[CLPSample, LakeTable, LakeTable]], mode: str = "paper",
                    chunk: int = 48) -> list[bool]:
-    """``clp_keeps`` for many edges, in a few Spark jobs (the probes of a chunk of edges are unioned)."""
+    """``clp_keeps`` for many edges: each parent is scanned once for the sampled tuples of all its
+    children, and the probes of a chunk of parents run in one Spark job."""
     keep = [True] * len(tasks)
-    probes = []
+    by_parent: dict[str, tuple[LakeTable, list[tuple[int, int, int]], list[Column]]] = {}
     for k, (sample, parent, child) in enumerate(tasks):
-        pr = clp_probe(sample, parent, child, mode)
-        if pr is not None:
-            probes.append(pr.select(F.lit(k).alias("k"), "hit"))
+        conds = _probe_conditions(sample, parent, child, mode)
+        if conds is None:
+            continue
+        _, spans, all_conds = by_parent.setdefault(parent.name, (parent, [], []))
+        spans.append((k, len(all_conds), len(all_conds) + len(conds)))
+        all_conds.extend(conds)
+    names = sorted(by_parent)
+    probes = [_probe(by_parent[n][0], by_parent[n][2]).select(F.lit(i).alias("k"), "hit") for i, n in enumerate(names)]
     for r in _union_collect(probes, chunk):
         hit = r["hit"]
-        keep[r["k"]] = hit is not None and all(h == 1 for h in hit)
+        for k, lo, hi in by_parent[names[r["k"]]][1]:
+            keep[k] = hit is not None and all(h == 1 for h in hit[lo:hi])
     return keep
 
 
