@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
@@ -455,5 +455,3 @@ def costs_from(value: CostModel | Mapping[str, Any] | str | os.PathLike | None) 
         return parse_costs(yaml.safe_dump(dict(value)), "costs")
     return load_costs(value)
 
-
-Solver = Callable[..., Any]
