@@ -77,6 +77,21 @@ def literal_ground_truth_estimate(lake, edges, sample: int, seed: int) -> tuple[
     return per_op * total_ops, measured, len(picked)
 
 
+def clp_grid(lake, truth: set[tuple[str, str]], seed: int, ss=(1, 4, 8), ts=(5, 10, 30),
+             modes=("paper", "strict")) -> list[tuple[str, int, int, int, int, float]]:
+    """Table 6: incorrect edges left after CLP (and true edges lost: must be 0) for each s, t and mode."""
+    from dqkit.lake import build_graph
+
+    out = []
+    for mode in modes:
+        for s in ss:
+            for t in ts:
+                g = build_graph(lake, s=s, t=t, seed=seed, mode=mode)
+                kept = g.stage_edges("CLP")
+                out.append((mode, s, t, len(kept - truth), len(truth - kept), g.timings["CLP"]))
+    return out
+
+
 def bench_opt_ret(ns: list[int], p: float, seed: int) -> list[tuple[int, int, float]]:
     from dqkit.lake import opt_ret
     from dqkit.lake.optret import CostModel
@@ -125,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ilp-p", type=float, default=0.005)
     ap.add_argument("--chains", default="10,100,1000")
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--grid", action="store_true", help="also the CLP grid s in {1,4,8} x t in {5,10,30} x mode")
     a = ap.parse_args(argv)
 
     from dqkit.data.lake import generate_lake
@@ -166,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
           f"precision {tp / len(guesses) if guesses else 1.0:.3f}, recall {tp / len(true) if true else 1.0:.3f}, "
           f"{peer_s:.1f}s; dqkit after CLP: precision {r.metrics().loc['Precision', 'after CLP']:.3f}, "
           f"recall {r.metrics().loc['Recall', 'after CLP']:.3f}; time ratio peer/dqkit {peer_s / ours:.2f}")
+    if a.grid:
+        print("\nCLP grid (Table 6): incorrect edges left after CLP, true edges lost (must be 0), CLP seconds")
+        for mode, s, t, wrong, lost, sec in clp_grid(lake, true, a.seed):
+            print(f"  {mode:6s} s={s} t={t:2d}: incorrect {wrong:4d}, lost {lost}, {sec:.1f}s")
     plan = r.plan
     print(f"\nOpt-Ret on the lake: retain {len(plan.retain)}, delete {len(plan.delete)}, "
           f"savings {plan.savings:.3g} per period ({plan.seconds:.3f}s)")
