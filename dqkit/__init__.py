@@ -7,6 +7,7 @@ The facade names each system's entry point by what it does, so no name collides 
 * ``dqkit.repair_table(table, rules, ...)`` -> ``RepairResult`` (BigDansing §5; ``dqkit.repair``)
 * ``dqkit.deduplicate_table(table, key, config, ...)`` -> ``DedupResult`` (entity deduplication; ``dqkit.dedup``)
 * ``dqkit.compare_fragments(spec, budget=...)`` -> ``TcfcResult`` (TCFC, time-budgeted; ``dqkit.tcfc``)
+* ``dqkit.find_containment(lake, ...)`` -> ``LakeResult`` (R2D2; ``dqkit.lake``)
 
 Result types and rule helpers are reachable here too. Everything is imported on first use, so
 ``import dqkit`` stays light (no Spark, no pandas).
@@ -34,6 +35,8 @@ _LAZY = {
     "RepairResult": ("dqkit.repair", "RepairResult"),
     "DedupResult": ("dqkit.dedup", "DedupResult"),
     "TcfcResult": ("dqkit.tcfc", "TcfcResult"),
+    "find_containment": ("dqkit.lake", "find_containment"),
+    "LakeResult": ("dqkit.lake", "LakeResult"),
     "parse_rule": ("dqkit.rules", "parse_rule"),
     "load_rules": ("dqkit.rules", "load_rules"),
 }

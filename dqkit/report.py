@@ -96,6 +96,12 @@ register_report(ReportSpec(
     paths=("spec", "reuse", "output")))
 
 
+register_report(ReportSpec(
+    "lake", "lake_report", "dqkit.lake:report_arguments",
+    "tables of a lake contained in others (R2D2): stages, containment graph and deletion plan",
+    paths=("lake", "costs", "output")))
+
+
 class ReportError(DqkitError):
     """A report notebook failed while executing; the executed notebook has the error at the top."""
 

@@ -3,15 +3,16 @@
 Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers``) that call dqkit's
 public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections),
 ``DeltaExplorer``, ``DedupExplorer`` (blocking, comparisons, threshold, clusters, waterfalls), ``RulePicker``
-(rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs) and ``TcfcExplorer``
-(time-budgeted fragment comparison with a growing drill-down tree); ``RunController``/``ExplorerBase`` are the
-run plumbing every explorer shares.
+(rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs), ``TcfcExplorer``
+(time-budgeted fragment comparison with a growing drill-down tree) and ``LakeExplorer`` (R2D2 on a lake);
+``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
 """
 from __future__ import annotations
 
 from dqkit.widgets.controllers import DeltaController, RunController, TableListing
 from dqkit.widgets.dedup_explorer import DedupController, DedupExplorer
 from dqkit.widgets.delta_explorer import DeltaExplorer
+from dqkit.widgets.lake_explorer import LakeController, LakeExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
 from dqkit.widgets.result_view import ExplorerBase, ResultView
@@ -21,6 +22,6 @@ from dqkit.widgets.rules_explorer import (
 )
 
 __all__ = ["ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
-           "ResultView", "RulePicker", "RuleProblem", "RulesController", "RunController", "SparkProgress",
-           "TableListing", "TablePicker", "TcfcController", "TcfcExplorer",
+           "LakeController", "LakeExplorer", "ResultView", "RulePicker", "RuleProblem", "RulesController",
+           "RunController", "SparkProgress", "TableListing", "TablePicker", "TcfcController", "TcfcExplorer",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

@@ -1,0 +1,377 @@
+"""R2D2 on a lake (dqkit.lake): SGB, MMP, CLP, verification, ground truth, Opt-Ret, Dyn-Lin, updates, CLI.
+
+Spark is used sparingly: one generated lake runs the whole pipeline once (module fixture) and every
+check that needs its result shares it; the property tests (SGB, MMP, Dyn-Lin, Opt-Ret) are pure Python.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dqkit.data.lake import generate_lake, read_manifest
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.lake import (ColumnStats, CostModel, LakeTable, LineageProvider, build_graph, dyn_lin, find_containment,
+                        ilp, load_lake, mmp_keeps, opt_ret, parse_costs, required_samples,
+                        schema_containment_brute_force, sgb)
+from dqkit.lake.optret import CostFileError, check_solution
+
+
+# ------------------------------------------------------------------------------------------ fixtures
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lake") / "lake"
+    generate_lake(root, roots=2, derived=5, rows=40, seed=3, formats=(0.8, 0.1, 0.1))
+    (root / "broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    return root
+
+
+@pytest.fixture(scope="module")
+def full(spark, lake):
+    return find_containment(str(lake), seed=7, verify=True, truth=True, plan=True)
+
+
+# ------------------------------------------------------------------------------------------ the lake
+def test_generated_lake_recall_is_one_at_every_stage_and_precision_one_after_verification(full):
+    m = full.metrics()
+    assert (m.loc["Not detected"] == 0).all(), m
+    assert (m.loc["Recall"] == 1.0).all()
+    assert m.loc["Precision", "after verification"] == 1.0
+    assert m.loc["Correct", "after SGB"] >= 3  # the generator made real containments
+    # each stage only removes edges
+    counts = [full.stage_counts[s] for s in ("SGB", "MMP", "CLP", "verify")]
+    assert counts == sorted(counts, reverse=True)
+    # the verified edges are exactly the true ones, with CM 1 and the rows it rests on
+    true = {e for e, (cm, _) in full.truth.items() if cm == 1.0}
+    assert full.contained == true
+    for e in full.contained:
+        assert full.edge_states[e].cm == 1.0 and full.edge_states[e].rows == full.truth[e][1]
+
+
+def test_unreadable_file_is_named_skipped_and_the_rest_analysed(full, lake):
+    assert [n for n, _ in full.skipped] == ["broken"]
+    assert "broken" not in set(full.tables["name"])
+    assert len(full.tables) == len(read_manifest(lake)["tables"])
+    assert "broken" in full.to_text()
+
+
+def test_result_contract_text_json_html_save_and_charts(full, tmp_path):
+    d = json.loads(json.dumps(full.to_dict(), default=str))
+    assert d["verdict"] == "CONTAINMENT" and d["stage_counts"]["SGB"] >= d["stage_counts"]["verify"]
+    assert {"retain", "delete", "rebuild_from", "cost"} <= set(d["plan"])
+    assert full.exit_code == 1
+    html = full.to_html(charts=False)
+    assert "<script" not in html and "Deletion plan" in html
+    out = full.save(tmp_path / "out")
+    assert (Path(out) / "summary.json").is_file() and (Path(out) / "edges").is_dir()
+    assert {n for n, _ in full.figures()} == {"stage_funnel", "containment_graph"}
+    fig = full.plot_containment_graph(component=0, max_nodes=3)
+    assert len(fig.axes[0].collections) >= 1
+    with pytest.raises(IndexError):
+        full.plot_containment_graph(component=99)
+
+
+def test_deletion_plan_keeps_a_retained_parent_for_every_deleted_table(full, lake):
+    plan = full.plan
+    prov = LineageProvider.from_manifest(read_manifest(lake))
+    for v in plan.delete:
+        u = plan.rebuild_from[v]
+        assert u in plan.retain and (u, v) in full.contained
+        assert prov.transformation(u, v) is not None
+    assert plan.savings >= 0 and math.isclose(plan.total, plan.storage + plan.maintenance + plan.reconstruction)
+
+
+def test_same_seed_same_graph_and_incremental_add_remove_equal_recompute(spark, full):
+    # the lake without one table, then the table added: the CLP-stage graph equals the full run's
+    tables = dict(full_lake_tables(spark, full))
+    victim = sorted({c for _, c in full.contained})[0]
+    rest = replace(load_lake(full.inputs()[0]), tables={n: t for n, t in tables.items() if n != victim})
+    g = build_graph(rest, seed=7)
+    before = g.stage_edges("CLP")
+    g.add_dataset(victim, tables[victim].path)
+    assert g.stage_edges("SGB") == full.stage_edges("SGB")
+    assert g.stage_edges("CLP") == full.stage_edges("CLP")  # same seed, same graph, in any visiting order
+    assert g.schema_edges() == schema_containment_brute_force({n: t.tokens for n, t in g.tables.items()})
+    g.update_dataset(victim, tables[victim].path, change="rows_added")
+    assert g.stage_edges("CLP") == full.stage_edges("CLP")
+    g.remove_dataset(victim)
+    assert g.stage_edges("CLP") == before and g.plan_stale
+
+
+def full_lake_tables(spark, full):
+    return load_lake(full.inputs()[0]).tables
+
+
+# ------------------------------------------------------------------------------------------ NULLs, bags, order
+def test_clp_and_verification_keep_true_edges_with_nulls_and_prune_with_partition_filters(spark, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dqkit.lake import clp_keeps, clp_sample, containment_fraction
+    from dqkit.lake.stages import clp_probe
+    from dqkit.sparkutil import spark_plan
+
+    rows = [{"id": i, "name": None if i % 3 == 0 else f"n{i % 4}", "v": None if i % 5 == 0 else i * 1.5,
+             "region": f"r{i % 2}"} for i in range(24)]
+    pq.write_to_dataset(pa.Table.from_pylist(rows), (tmp_path / "parent").as_posix(), partition_cols=["region"])
+    child = [r for r in rows if r["name"] is None or r["id"] < 6]  # NULL-bearing rows, contained
+    child = child + child[:2]  # a row twice: a set, not a bag, is contained
+    pa_child = pa.Table.from_pylist(child)
+    pq.write_table(pa_child, (tmp_path / "child.parquet").as_posix())
+    perm = pa.Table.from_pylist([{k: r[k] for k in ("v", "region", "name", "id")} for r in reversed(rows)])
+    pq.write_table(perm, (tmp_path / "perm.parquet").as_posix())
+    noisy = [dict(r, v=(r["v"] or 0) + 0.25) for r in rows]
+    pq.write_table(pa.Table.from_pylist(noisy), (tmp_path / "noisy.parquet").as_posix())
+    lk = load_lake(str(tmp_path))
+    P, C, Q, N = (lk.tables[n] for n in ("parent", "child", "perm", "noisy"))
+    assert P.partition_columns == ("region",)
+    for mode in ("paper", "strict"):
+        for s in (1, 4):
+            assert clp_keeps(clp_sample(C, s=s, t=30, seed=1), P, C, mode=mode)
+    assert not clp_keeps(clp_sample(N, s=4, t=10, seed=1), P, N, mode="strict")
+    assert containment_fraction(P, C) == (1.0, len({tuple(r.values()) for r in child}))
+    cm_bag, n_bag = containment_fraction(P, C, bag=True)
+    assert n_bag == len(child) and cm_bag < 1.0
+    # row and column order never matter: the permuted copy and the parent contain each other
+    assert containment_fraction(P, Q)[0] == 1.0 and containment_fraction(Q, P)[0] == 1.0
+    # the probe of a partition-column sample prunes the parent's partitions
+    sample = clp_sample(Q, s=4, t=5, seed=2)
+    assert "region" in sample.search_columns
+    plan = spark_plan(clp_probe(sample, P, Q, "paper"))
+    assert "PartitionFilters: [" in plan and "region" in plan.split("PartitionFilters: [", 1)[1].split("]")[0]
+
+
+# ------------------------------------------------------------------------------------------ property tests
+schema_families = st.dictionaries(st.sampled_from([f"t{i}" for i in range(9)]),
+                                  st.frozensets(st.sampled_from("abcdef"), min_size=0, max_size=6),
+                                  min_size=1, max_size=9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(schema_families)
+def test_sgb_finds_exactly_the_brute_force_schema_containments(schemas):
+    r = sgb(schemas)
+    assert r.edges == schema_containment_brute_force(schemas)
+    assert sum(r.cluster_sizes) >= len(schemas) and r.K >= 1
+    n, k = r.n, r.K
+    assert math.isclose(r.table3_operations, (n * math.log2(n) if n > 1 else 0) + k * (n - k)
+                        + sum(math.comb(x, 2) for x in r.cluster_sizes))
+
+
+def _table(name, values, valid=None):
+    stats = {c: ColumnStats(min(v), max(v), True) if v and (valid is None or valid[c]) else ColumnStats()
+             for c, v in values.items()}
+    from pyspark.sql import types as T
+
+    return LakeTable(name, None, tuple(values), {c: T.LongType() for c in values}, frozenset(values), stats=stats)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 5), st.integers(-5, 5)), min_size=1, max_size=12), st.data())
+def test_mmp_never_removes_a_contained_child_and_invalid_statistics_never_prune(parent_rows, data):
+    child_rows = data.draw(st.lists(st.sampled_from(parent_rows), max_size=6))
+    cols = ("a", "b")
+    P = _table("p", {c: [r[i] for r in parent_rows] for i, c in enumerate(cols)})
+    C = _table("c", {c: [r[i] for r in child_rows] for i, c in enumerate(cols)})
+    assert mmp_keeps(P, C)[0]
+    # a child outside the range is pruned, unless the statistics are invalid (truncated, all-NULL)
+    b = parent_rows[0][1]
+    assert not mmp_keeps(P, _table("o", {"a": [99], "b": [b]}))[0]
+    assert mmp_keeps(P, _table("o", {"a": [99], "b": [b]}, valid={"a": False, "b": True}))[0]
+
+
+def test_truncated_footer_statistics_are_not_used(monkeypatch, tmp_path):
+    import pyarrow.parquet as pq
+    from pyspark.sql import types as T
+
+    from dqkit.lake import _lake
+
+    class Stats:
+        has_min_max, num_values, has_null_count, null_count = True, 2, True, 0
+        min, max = "aaa", "bbb"
+        is_min_value_exact, is_max_value_exact = True, False
+
+    class Col:
+        path_in_schema = "s"
+        statistics = Stats()
+
+    class RG:
+        num_columns, num_rows = 1, 2
+
+        def column(self, j):
+            return Col()
+
+    class MD:
+        num_rows, num_row_groups = 2, 1
+
+        def row_group(self, g):
+            return RG()
+
+    class PF:
+        def __init__(self, f):
+            self.metadata = MD()
+
+    monkeypatch.setattr(pq, "ParquetFile", PF)
+    rows, stats = _lake.footer_stats(("x.parquet",), {"s": T.StringType()})
+    assert rows == 2 and "s" not in stats  # truncated -> left to the aggregate, never pruning
+    Stats.is_max_value_exact = True
+    assert _lake.footer_stats(("x.parquet",), {"s": T.StringType()})[1]["s"].valid
+
+
+@st.composite
+def chains(draw):
+    n = draw(st.integers(1, 8))
+    names = [f"v{i}" for i in range(n)]
+    node = {v: draw(st.floats(0.1, 10)) for v in names}
+    edge = {(names[i - 1], names[i]): draw(st.floats(0.0, 10)) for i in range(1, n)}
+    return names, node, edge
+
+
+@settings(max_examples=40, deadline=None)
+@given(chains())
+def test_dyn_lin_equals_the_ilp_on_random_chains(chain):
+    names, node, edge = chain
+    x, y, cost = dyn_lin(names, node, edge)
+    _, _, best = ilp(names, list(edge), node, edge)
+    assert math.isclose(cost, best, rel_tol=1e-7, abs_tol=1e-9)
+    check_solution(names, list(edge), x, y, node, edge, cost)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(2, 14), st.floats(0.05, 0.5), st.integers(0, 10_000))
+def test_opt_ret_solutions_pass_the_safety_checks_on_random_graphs(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed, directed=True)
+    sizes = {f"n{v}": float(1 + (v * 7919 + seed) % 97) * 1e9 for v in g.nodes}
+    edges = [(f"n{u}", f"n{v}") for u, v in g.edges]
+    costs = CostModel(accesses=0.5)
+    plan = opt_ret(sizes, edges, costs)  # checks every component's solution (req. 29) or raises
+    assert set(plan.retain) | set(plan.delete) == set(sizes)
+    parents = {v for _, v in edges}
+    assert all(v in plan.retain for v in sizes if v not in parents)
+    assert plan.total <= plan.retain_all + 1e-9
+    ilp_only = opt_ret(sizes, edges, costs, use_dyn_lin=False)
+    assert math.isclose(plan.total, ilp_only.total, rel_tol=1e-7, abs_tol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------ bad input
+def test_required_samples_matches_theorem_4_2():
+    assert required_samples(0.1, 0.05) == 29
+    with pytest.raises(ParameterError):
+        required_samples(0, 0.05)
+
+
+def test_cost_file_that_does_not_parse_names_line_and_column(tmp_path):
+    with pytest.raises(CostFileError, match=r"line 2, column \d+"):
+        parse_costs("storage_cost: 0.02\nwrite_cost: 1: 2\n", "costs.yaml")
+    with pytest.raises(CostFileError, match=r"line 2, column 1: unknown cost parameter 'storag'"):
+        parse_costs("write_cost: 0.1\nstorag: 1\n", "costs.yaml")
+    with pytest.raises(CostFileError, match="must be a number"):
+        parse_costs("read_cost: cheap\n")
+    with pytest.raises(CostFileError, match=">= 0"):
+        parse_costs("read_cost: -1\n")
+    m = parse_costs("accesses: {default: 2, big: 9}\nwrite_only: true\n")
+    assert m.a("big") == 9 and m.a("other") == 2 and m.write_only
+
+
+def test_empty_plan_retains_everything_and_says_so():
+    plan = opt_ret({"a": 1e9, "b": 2e9}, [])
+    assert plan.delete == () and plan.retain == ("a", "b") and plan.savings == 0
+    assert any("nothing can be deleted" in n for n in plan.notes)
+    slow = opt_ret({"a": 1e12, "b": 1e12}, [("a", "b")], CostModel(latency_threshold=1.0))
+    assert slow.dropped_latency == (("a", "b"),) and slow.delete == ()
+
+
+def test_one_table_and_no_common_columns_give_documented_results(spark, tmp_path):
+    one = find_containment({"only": spark.createDataFrame([(1,)], "a int")})
+    assert one.exit_code == 0 and any("fewer than two" in n for n in one.notes)
+    two = find_containment({"x": spark.createDataFrame([(1,)], "a int"), "y": spark.createDataFrame([(1,)], "b int")})
+    assert two.exit_code == 0 and not two.edge_states and any("no candidate edge" in n for n in two.notes)
+    with pytest.raises(ParameterError):
+        find_containment({"x": spark.createDataFrame([(1,)], "a int")}, s=0)
+    with pytest.raises(DqkitError, match="no such lake folder"):
+        find_containment(str(tmp_path / "missing"))
+
+
+def test_cli_lake_exit_codes_and_bad_cost_file(spark, tmp_path, capsys):
+    from dqkit.cli import main
+
+    folder = tmp_path / "l"
+    folder.mkdir()
+    (folder / "big.csv").write_text("a,b\n1,x\n2,y\n3,\n")
+    (folder / "small.csv").write_text("b,a\n,3\nx,1\n")
+    bad = tmp_path / "costs.yaml"
+    bad.write_text("storage_cost: [\n")
+    assert main(["lake", str(folder), "--plan", "--costs", str(bad)]) == 2
+    import re
+
+    assert re.search(r"costs.yaml, line \d+, column \d+", capsys.readouterr().err)
+    assert main(["lake", str(folder), "--verify", "--plan", "--format", "json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [(e["parent"], e["child"]) for e in out["contained"]] == [("big", "small")]
+    assert out["plan"]["delete"] in (["small"], [])
+    (folder / "small.csv").write_text("b,a\nz,3\n")
+    assert main(["lake", str(folder), "--t", "5"]) == 0
+
+
+# ------------------------------------------------------------------------------------------ widget
+def test_lake_explorer_lists_runs_and_replans_when_costs_change(spark, tmp_path):
+    from dqkit.widgets import LakeExplorer
+
+    folder = tmp_path / "w"
+    folder.mkdir()
+    (folder / "big.csv").write_text("a,b\n1,x\n2,y\n3,z\n")
+    (folder / "small.csv").write_text("b,a\nx,1\n")
+    ex = LakeExplorer(str(folder), verify=False)
+    assert "big" in ex.tables_html.value and "small" in ex.tables_html.value
+    ex.t.value = 5
+    ex.mode.value = "strict"
+    ex.run(timeout=300)
+    assert ex.status == "done", ex.error
+    assert ex.result.contained == {("big", "small")} and ex.result.params["mode"] == "strict"
+    assert "containment" in ex.view.children[1].value.lower() and ex.component.options
+    assert ex.result.plan.delete == ("small",)
+    ex.set_cost("write_cost", 1e6)  # rebuilding becomes dearer than keeping: the plan retains all
+    assert ex.result.plan.delete == ()
+    assert "nothing" in ex.view.children[2].value
+    ex.path.value = str(tmp_path / "missing")
+    ex.load_button.click()
+    assert "no such lake folder" in ex.tables_html.value
+
+
+def test_lake_report_template_runs_through_the_registry(spark, tmp_path, capsys):
+    import nbformat
+
+    from dqkit.cli import main
+    from dqkit.report import REPORTS
+
+    assert "lake" in REPORTS
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "big.csv").write_text("a,b\n1,x\n2,y\n")
+    (folder / "small.csv").write_text("b,a\nx,1\n")
+    out = tmp_path / "report"
+    assert main(["report", "lake", "-p", "lake", str(folder), "-p", "t", "5", "-o", str(out)]) == 0
+    html = (out / "lake_report.html").read_text()
+    assert "CONTAINMENT" in html and "<script" not in html and "dqkit report lake" in html
+    assert nbformat.read(out / "lake_report.ipynb", as_version=4).cells
+
+
+def test_nested_structs_flatten_and_tokens_take_types_and_synonyms_on_request(spark):
+    df = spark.createDataFrame([(1, ("x", 2.5), "555")], "id int, product struct<sku:string, price:double>, phone string")
+    lk = load_lake({"t": df}, profile=False)
+    assert set(lk.tables["t"].columns) == {"id", "product.sku", "product.price", "phone"}
+    assert lk.tables["t"].tokens == {"id", "product.sku", "product.price", "phone"}
+    typed = load_lake({"t": df}, with_types=True, profile=False).tables["t"]
+    assert "id:int" in typed.tokens and "product.price:double" in typed.tokens
+    canon = load_lake({"t": df}, synonyms={"phone": "mobile"}, profile=False).tables["t"]
+    assert "mobile" in canon.columns and "phone" not in canon.tokens
+    with pytest.raises(DqkitError):
+        from dqkit.lake import flatten
+
+        flatten(df, "t", {"phone": "id"})

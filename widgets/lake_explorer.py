@@ -1,0 +1,169 @@
+"""LakeExplorer: pick a lake, see its tables, run R2D2's stages, see the funnel, graph and deletion plan.
+
+``LakeController`` holds the state and calls ``dqkit.lake`` (no ipywidgets); ``LakeExplorer`` binds it
+to widgets. Changing a cost parameter re-plans at once (Opt-Ret only: the stages are not re-run).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import ipywidgets as W
+from pyspark.sql import SparkSession
+
+from dqkit import render
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.lake import CostModel, LakeResult, find_containment, lineage_provider, load_lake, opt_ret
+from dqkit.lake.optret import AssumeKnown
+from dqkit.result import Chart
+from dqkit.widgets.controllers import RunController, error_text
+from dqkit.widgets.result_view import ExplorerBase, ResultView
+
+#: the cost parameters the explorer offers (the rest keep their defaults)
+COST_FIELDS = ("storage_cost", "maintenance_cost", "read_cost", "write_cost", "accesses", "latency_threshold")
+
+
+class LakeController(RunController):
+    """State: ``lake`` (folder or catalog:DB), ``s``, ``t``, ``seed``, ``mode``, ``verify`` and ``costs``;
+    ``tables()`` lists the lake (name, format, bytes, columns) without a Spark job; ``run()`` runs the
+    stages and the plan; ``set_cost(name, value)`` re-plans the current result."""
+
+    unit = "edges"
+
+    def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "paper",
+                 verify: bool = True, costs: CostModel | None = None, spark: SparkSession | None = None) -> None:
+        super().__init__(spark)
+        self.lake, self.s, self.t, self.seed, self.mode, self.verify = lake, s, t, seed, mode, verify
+        self.costs = costs or CostModel()
+        self.listing: list[dict[str, Any]] = []
+        self.listing_error: str | None = None
+        if lake:
+            self.set_lake(lake)
+
+    def set_lake(self, lake: str) -> None:
+        self.lake = lake
+        try:
+            lk = load_lake(lake, spark=self.spark, profile=False)
+            self.listing = [{"name": n, "format": t.format or "", "bytes": t.bytes, "columns": len(t.columns),
+                             "partitioned by": ", ".join(t.partition_columns)} for n, t in lk.tables.items()]
+            self.listing += [{"name": n, "format": "unreadable", "bytes": 0, "columns": 0, "partitioned by": r[:80]}
+                             for n, r in lk.skipped]
+            self.listing_error = None
+        except DqkitError as exc:
+            self.listing, self.listing_error = [], error_text(exc)
+        self._changed("tables")
+
+    def work(self, progress: Any) -> LakeResult:
+        if not self.lake:
+            raise ParameterError("no lake chosen", hint="type a folder of tables or catalog:DB")
+        return find_containment(self.lake, s=int(self.s), t=int(self.t), seed=int(self.seed), mode=self.mode,
+                                verify=bool(self.verify), plan=True, costs=self.costs, progress=progress,
+                                spark=self.spark)
+
+    def set_cost(self, name: str, value: float) -> None:
+        """Change one cost parameter; the current result's plan is recomputed (Opt-Ret only)."""
+        if name not in COST_FIELDS:
+            raise ParameterError(f"unknown cost parameter {name!r}", hint=", ".join(COST_FIELDS))
+        self.costs = dataclasses.replace(self.costs, **{name: float(value)})
+        r = self.result
+        if isinstance(r, LakeResult):
+            sizes = {n: float(b or 0) for n, b in zip(r.tables["name"], r.tables["bytes"])}
+            provider = lineage_provider(self.lake) or AssumeKnown()
+            self.result = dataclasses.replace(r, plan=opt_ret(sizes, sorted(r.contained), self.costs, provider))
+            self._changed("plan")
+
+
+def _is_graph(block: Any) -> bool:
+    return isinstance(block, Chart) and block.name == "containment_graph"
+
+
+def _is_plan(block: Any) -> bool:
+    return "plan" in getattr(block, "title", "").lower() or "rebuild" in getattr(block, "title", "").lower()
+
+
+class LakeExplorer(ExplorerBase):
+    """Explore a lake interactively: ``LakeExplorer("/data/lake")``. Shows the tables with their sizes,
+    the CLP parameters, Run (with Spark progress and Cancel), and the result in tabs: summary with the
+    stage funnel, the containment graph (a component picker), and the deletion plan, which updates as
+    the cost parameters change."""
+
+    def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "paper",
+                 verify: bool = True, costs: CostModel | None = None, sample_rows: int = 10,
+                 spark: SparkSession | None = None) -> None:
+        c = LakeController(lake, s=s, t=t, seed=seed, mode=mode, verify=verify, costs=costs, spark=spark)
+        self._build_run_controls(c, ResultView((("Summary", None), ("Graph", _is_graph), ("Plan", _is_plan)),
+                                               sample_rows))
+        self.path = W.Text(value=lake, description="Lake", placeholder="folder or catalog:DB",
+                           layout=W.Layout(width="480px"))
+        self.load_button = W.Button(description="List tables", icon="folder-open")
+        self.load_button.on_click(lambda _: c.set_lake(self.path.value))
+        self.tables_html = W.HTML()
+        self.s = W.BoundedIntText(value=s, min=1, max=64, description="s", layout=W.Layout(width="130px"))
+        self.t = W.BoundedIntText(value=t, min=1, max=10_000, description="t", layout=W.Layout(width="150px"))
+        self.seed = W.IntText(value=seed, description="seed", layout=W.Layout(width="150px"))
+        self.mode = W.Dropdown(options=["paper", "strict"], value=mode, description="mode",
+                               layout=W.Layout(width="200px"))
+        self.verify = W.Checkbox(value=verify, description="verify exactly", indent=False)
+        for w, attr in ((self.s, "s"), (self.t, "t"), (self.seed, "seed"), (self.mode, "mode"), (self.verify, "verify")):
+            w.observe(lambda ch, a=attr: setattr(c, a, ch["new"]), names="value")
+        self.cost_inputs = {f: W.FloatText(value=getattr(c.costs, f), description=f, step=None,
+                                           style={"description_width": "120px"}, layout=W.Layout(width="260px"))
+                            for f in COST_FIELDS}
+        for f, w in self.cost_inputs.items():
+            w.observe(lambda ch, name=f: self._on_cost(name, ch["new"]), names="value")
+        self.component = W.Dropdown(options=[], description="component", layout=W.Layout(width="420px"))
+        self.component.observe(lambda ch: self._draw_component(), names="value")
+        self.graph_html = W.HTML()
+        c.on_change(self._on_controller)
+        self._show_tables()
+        super().__init__([
+            W.HBox([self.path, self.load_button]), self.tables_html,
+            W.HBox([self.s, self.t, self.seed, self.mode, self.verify]),
+            W.HBox([self.run_button]), self.progress, self.message, self.view,
+            W.HTML("<b>Cost parameters</b> (the plan updates as they change)"),
+            W.GridBox(list(self.cost_inputs.values()), layout=W.Layout(grid_template_columns="repeat(3, 270px)")),
+            self.component, self.graph_html])
+
+    # ----- view <- controller
+    def _on_controller(self, what: str) -> None:
+        if what == "tables":
+            self._show_tables()
+        elif what == "plan" and self.controller.result is not None:
+            self.view.show(self.controller.result)
+            self._draw_component()
+        elif what == "status" and self.controller.status == "done":
+            comps = self.controller.result.components()
+            self.component.options = [(f"{i}: {len(cmp)} tables ({', '.join(cmp[:3])}{'…' if len(cmp) > 3 else ''})", i)
+                                      for i, cmp in enumerate(comps)]
+            self._draw_component()
+
+    def _show_tables(self) -> None:
+        c = self.controller
+        if c.listing_error:
+            self.tables_html.value = render.wrap(f"<p class='bad'>{render.esc(c.listing_error)}</p>")
+            return
+        import pandas as pd
+
+        frame = pd.DataFrame(c.listing, columns=["name", "format", "bytes", "columns", "partitioned by"])
+        self.tables_html.value = render.HTML_STYLE + render.wrap(render.html_table(frame, 50)) if len(frame) else ""
+
+    def _on_cost(self, name: str, value: float) -> None:
+        try:
+            self.controller.set_cost(name, value)
+            self.message.value = ""
+        except DqkitError as exc:
+            self._show_error(error_text(exc))
+
+    def _draw_component(self) -> None:
+        r = self.controller.result
+        if r is None or self.component.value is None:
+            self.graph_html.value = ""
+            return
+        from dqkit import charts as ch
+
+        self.graph_html.value = ch.img_tag(r.plot_containment_graph(component=self.component.value), "containment graph")
+
+    # ----- public API
+    def set_cost(self, name: str, value: float) -> None:
+        """Set a cost parameter as the user would (the plan updates)."""
+        self.cost_inputs[name].value = value
