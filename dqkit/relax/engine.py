@@ -307,9 +307,7 @@ class Daisy:
         by_name = {r.name: r for r in [*t.fds, *t.dcs]}
         fd_rules = [(by_name[r["rule"]], r["mode"]) for r in injected if isinstance(by_name[r["rule"]], FunctionalDependency)]
         dc_rules = [by_name[r["rule"]] for r in injected if isinstance(by_name[r["rule"]], DenialConstraint)]
-        all_rules = t.rule_names
-        unchecked_all = t.prob.where(~F.forall(F.array(*[F.lit(n) for n in all_rules]),
-                                               lambda x: F.array_contains(col(CHECKED), x))).select(TID)
+        unchecked_all = _unchecked(t, [f.name for f in t.fds])
         if fd_rules:
             if t.fully_checked:
                 trace.append({"table": t.name, "rule": ", ".join(r.name for r, _ in fd_rules), "iteration": 0,
@@ -324,11 +322,15 @@ class Daisy:
                         tr["table"] = t.name
                         tr["mode"] = mode
                     relaxed = relaxed.unionByName(rx)
-                relaxed = relaxed.distinct().localCheckpoint(eager=True)
+                relaxed = relaxed.distinct()
             to_clean = relaxed.join(unchecked_all, TID, "left_semi")
             dirty_any = fdmod._union_ids([t.stats[f.name].dirty.select(TID) for f in t.fds])
-            n_relaxed = relaxed.count()
-            eps_i = to_clean.join(dirty_any, TID, "left_semi").count()
+            flags = (relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left")
+                     .join(dirty_any.select(TID, F.lit(1).alias("_dq_d")), TID, "left"))
+            row = flags.agg(F.count(F.lit(1)).alias("n"),
+                            F.sum(F.when(F.col("_dq_u").isNotNull() & F.col("_dq_d").isNotNull(), 1).otherwise(0)).alias("e")
+                            ).collect()[0]
+            n_relaxed, eps_i = int(row["n"]), int(row["e"] or 0)
             assert t.cost is not None
             d = t.cost.decide(q_i, max(0, n_relaxed - q_i), eps_i)
             d["table"] = t.name
@@ -347,7 +349,7 @@ class Daisy:
 
     def _clean_tuples(self, t: _Table, ids: DataFrame, fd_only: bool = False) -> None:
         """Recompute the FD cells of ``ids`` under all FDs of the table and update it in place (R11)."""
-        ids = ids.select(TID).distinct().localCheckpoint(eager=True)
+        ids = ids.select(TID).distinct()
         if t.fds:
             cells, cleaned = fdmod.fd_candidates(t.fds, t.stats, t.base, ids, t.types)
             self._update(t, cells, ids, ["fd"], [f.name for f in t.fds])
@@ -451,8 +453,7 @@ class Daisy:
         self._stats(t)
         with cancellable("the cleaning"):
             if t.fds:
-                self._clean_tuples(t, t.base.select(TID).join(
-                    t.prob.where(~F.array_contains(col(CHECKED), t.fds[0].name)).select(TID), TID, "left_semi"))
+                self._clean_tuples(t, _unchecked(t, [f.name for f in t.fds]))
                 t.fully_checked = not t.dcs
             for rule in t.dcs:
                 saved = self.threshold
@@ -621,6 +622,12 @@ class Daisy:
                 t.fully_checked = bool(m.get("fully_checked"))
             t.dc_checked_ranges = {k: set(v) for k, v in m.get("dc_checked_ranges", {}).items()}
         return True
+
+
+def _unchecked(t: _Table, names: Sequence[str]) -> DataFrame:
+    """TIDs of the tuples some of the rules ``names`` have not checked yet (R19)."""
+    return t.prob.where(~F.forall(F.array(*[F.lit(n) for n in names]),
+                                  lambda x: F.array_contains(col(CHECKED), x))).select(TID)
 
 
 def _and(cs: list[Column]) -> Column:

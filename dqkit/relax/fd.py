@@ -71,8 +71,8 @@ def compute_stats(rule: FunctionalDependency, base: DataFrame, types: dict[str, 
     pairs = nn.groupBy(*[col(c) for c in lhs], col(rhs)).agg(F.count(F.lit(1)).alias(C)).localCheckpoint(eager=True)
     groups = pairs.groupBy(*[col(c) for c in lhs]).agg(F.sum(C).alias("_dq_n"), F.count(F.lit(1)).alias("_dq_nd"))
     dirty_groups = groups.where(F.col("_dq_nd") > 1)
-    dirty = (nn.select(TID, *[col(c) for c in lhs], col(rhs))
-             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi")).localCheckpoint(eager=True)
+    dirty = (base.select(TID, *[col(c) for c in lhs], col(rhs)).where(not_null(lhs + [rhs], types))
+             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi"))
     row = dirty_groups.agg(F.count(F.lit(1)).alias("g"), F.sum("_dq_n").alias("t"),
                            F.avg("_dq_nd").alias("p")).collect()[0]
     return FDStats(rule, pairs, dirty, int(row["t"] or 0), int(row["g"] or 0), float(row["p"] or 0.0))
@@ -88,7 +88,7 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
     """
     lhs, rhs = stats.lhs, stats.rhs
     d = stats.dirty
-    relaxed = answer.select(TID).distinct().localCheckpoint(eager=True)
+    relaxed = answer.select(TID)  # a union of checkpointed pieces: a short plan
     frontier = base.join(relaxed, TID, "left_semi").select(TID, *[col(c) for c in lhs], col(rhs))
     it = 0
     while True:
@@ -98,12 +98,12 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
             found = found.unionByName(d.join(frontier.select(col(rhs)).distinct(), on=[rhs], how="left_semi"))
         extra = found.distinct().join(relaxed, TID, "left_anti").localCheckpoint(eager=True)
         rows = extra.select(TID).orderBy(TID).limit(sample + 1).collect()
-        added = extra.count() if len(rows) > sample else len(rows)
+        added = extra.count() if len(rows) > sample else len(rows)  # a second job only past the sample
         trace.append({"rule": stats.rule.name, "iteration": it, "added": added,
                       "sample": [r[0] for r in rows[:sample]]})
         if added == 0:
             break
-        relaxed = relaxed.unionByName(extra.select(TID)).localCheckpoint(eager=True)
+        relaxed = relaxed.unionByName(extra.select(TID))
         if mode != "fixpoint":
             break
         frontier = extra

@@ -305,6 +305,9 @@ def parse_query(text: str, schemas: Mapping[str, Sequence[str]]) -> Query:
                     joins.append(JoinCond(lc, rc))
                     return BoolOp("and", ())
                 raise _unsupported("a comparison between two columns (only col op value)", node)
+            if not isinstance(left, exp.Column) and not isinstance(right, exp.Column):
+                odd = left if not isinstance(left, (exp.Literal, exp.Neg, exp.Boolean)) else right
+                raise _unsupported(_node_name(odd), odd)
             if not isinstance(left, exp.Column):
                 left, right = right, left
                 op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
