@@ -139,6 +139,10 @@ def test_at2_lhs_filter_relaxes_to_a_fixpoint_and_returns_table_3(spark):
     assert c[("t4", "City")] == {"A": {SF: Fr(1, 2), NY: Fr(1, 2)}} and c[("t4", "Zip")] == {"B:Zip": half}
     assert c[("t5", "City")] == {"A": {SF: Fr(1, 2), NY: Fr(1, 2)}} and ("t5", "Zip") not in c
     assert c[("t2", "Zip")] == {"B:Zip": half}
+    # R43: DaisyP (worlds weighted equally, ties to the original) and the supporting tuples of a candidate
+    p = {r["tid"]: (r["Zip"], r["City"]) for r in d.most_probable("cities").collect()}
+    assert p == {"t1": (9001, LA), "t2": (9001, SF), "t3": (9001, LA), "t4": (10001, SF), "t5": (10001, NY)}
+    assert {r[0] for r in d.supporting_tuples("cities", "t1", "City", SF).collect()} == {"t2"}
     # R19: the next query finds every tuple already checked and changes nothing
     before = cells(d, "cities")
     res2 = d.query("SELECT Zip FROM cities WHERE City = 'New York'")
@@ -213,11 +217,11 @@ def test_at13_example_1_1_and_at8_multi_rule_union(spark):
 
 
 # ---------------------------------------------------------------------------------------- properties
-zips = st.integers(0, 2)
+zips = st.integers(0, 1)
 cities_ = st.sampled_from(["a", "b", "c"])
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(zips, cities_), min_size=3, max_size=7))
 def test_at10_r39_a_workload_covering_the_table_equals_offline_cleaning(spark, rows):
     data = [(f"r{i}", z, c) for i, (z, c) in enumerate(rows)]
@@ -236,7 +240,7 @@ def test_at10_r39_a_workload_covering_the_table_equals_offline_cleaning(spark, r
         assert all(sum(ws.values()) == 1 for ws in worlds.values())
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(zips, cities_, st.sampled_from(["X", "Y"])), min_size=3, max_size=6))
 def test_at7_merging_two_rules_is_order_independent(spark, rows):
     data = [(f"r{i}", z, c, s) for i, (z, c, s) in enumerate(rows)]
@@ -308,3 +312,28 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
     assert "another version of table 'cities'" in err and "Hint" in err
     assert main(["query", "--table", f"cities={src}", "--rules", f"people={rules}", "SELECT Zip FROM cities"]) == 2
     assert "'people' is not registered" in capsys.readouterr().err
+
+
+def test_query_cleaner_widget_runs_headless_and_the_query_report_is_registered(spark, tmp_path):
+    from dqkit.report import REPORTS, report_arguments
+    from dqkit.widgets import QueryCleaner
+
+    w = QueryCleaner(spark)
+    w.name.value, w.source.value, w.key.value = "cities", "", ""
+    w.add()
+    assert "Error" in w.message.value  # an empty source is refused in the widget, not raised
+    w.controller.add_table("cities", spark.createDataFrame(TABLE_2A, "tid string, Zip int, City string"), "tid",
+                           "Zip -> City")
+    w.query.value = "SELECT Zip FROM cities WHERE City = 'Los Angeles'"
+    w.run(timeout=600)
+    assert w.status == "done", w.error
+    assert "10001 50%" in w.answers.value and "Answer over the dirty data" in w.answers.value
+    assert "cumulative incremental cost" in w.cost.value
+    assert "Relaxation trace" in w.view.children[1].value
+    assert "query" in REPORTS and REPORTS["query"].template == "query_report"
+    with pytest.raises(DqkitError, match="queries"):
+        src = tmp_path / "t.csv"
+        src.write_text("a,b\n1,2\n")
+        rules = tmp_path / "r.txt"
+        rules.write_text("a -> b\n")
+        report_arguments("query", {"table": str(src), "rules": str(rules), "queries": " ; "})

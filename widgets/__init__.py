@@ -2,7 +2,7 @@
 
 Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers``) that call dqkit's
 public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections),
-``DeltaExplorer``, ``RulePicker`` (rules with live validation) and ``ViolationExplorer`` (detect, repair,
+``DeltaExplorer``, ``QueryCleaner`` (Daisy: queries cleaned on demand), ``RulePicker`` (rules with live validation) and ``ViolationExplorer`` (detect, repair,
 violation graphs); ``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
 """
 from __future__ import annotations
@@ -11,11 +11,12 @@ from dqkit.widgets.controllers import DeltaController, RunController, TableListi
 from dqkit.widgets.delta_explorer import DeltaExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
+from dqkit.widgets.query_cleaner import QueryCleaner, QueryController
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 from dqkit.widgets.rules_explorer import (
     RulePicker, RuleProblem, RulesController, ViolationController, ViolationExplorer, ViolationRun,
 )
 
-__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "ResultView", "RulePicker",
+__all__ = ["ColumnPicker", "DeltaController", "DeltaExplorer", "ExplorerBase", "QueryCleaner", "QueryController", "ResultView", "RulePicker",
            "RuleProblem", "RulesController", "RunController", "SparkProgress", "TableListing", "TablePicker",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

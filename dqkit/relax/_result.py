@@ -202,6 +202,15 @@ class QueryResult(Result):
                                         if "full_cost" in d else
                                         f"; estimated accuracy {d.get('estimated_accuracy', 1):.3f} vs threshold {d.get('threshold')}")
         blocks.append(Facts("Query", facts))
+        for a, name in self.query.tables:
+            cm = self.daisy.tables[name].cost
+            if cm is not None and cm.history:
+                last = cm.history[-1]
+                blocks.append(Facts(f"Cost model ({name})", {
+                    "rows n": cm.n, "violating tuples ε": cm.eps, "candidates per value p": round(cm.p, 3),
+                    "queries so far": cm.queries, "cumulative incremental cost": round(cm.cumulative_incremental, 1),
+                    "full cleaning cost (same queries)": round(last["full_cost"], 1),
+                    "decision": last["decision"], "switched at query": cm.switched_at or "not yet"}))
         agg = self.aggregated()
         if agg is not None:
             blocks.append(Table("Answer (cleaned, aggregated over the most probable values)",

@@ -626,6 +626,8 @@ class Daisy:
 
 def _unchecked(t: _Table, names: Sequence[str]) -> DataFrame:
     """TIDs of the tuples some of the rules ``names`` have not checked yet (R19)."""
+    if not names:
+        return t.prob.where(F.lit(False)).select(TID)
     return t.prob.where(~F.forall(F.array(*[F.lit(n) for n in names]),
                                   lambda x: F.array_contains(col(CHECKED), x))).select(TID)
 
