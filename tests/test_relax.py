@@ -337,3 +337,22 @@ def test_query_cleaner_widget_runs_headless_and_the_query_report_is_registered(s
         rules = tmp_path / "r.txt"
         rules.write_text("a -> b\n")
         report_arguments("query", {"table": str(src), "rules": str(rules), "queries": " ; "})
+
+
+def test_the_query_report_runs_a_workload_through_the_registry(tmp_path, capsys):
+    from dqkit.cli import main
+
+    src = tmp_path / "cities.csv"
+    src.write_text("tid,Zip,City\n" + "\n".join(f"{t},{z},{c}" for t, z, c in TABLE_2A[:-1]) + "\nt5,10001,<b>NY</b>\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("Zip -> City\n")
+    out = tmp_path / "report"
+    code = main(["report", "query", "-p", "table", str(src), "-p", "name", "cities", "-p", "rules", str(rules),
+                 "-p", "key", "tid", "-p", "queries",
+                 "SELECT Zip FROM cities WHERE City = 'Los Angeles'; SELECT City FROM cities WHERE Zip = 10001",
+                 "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    html = (out / "query_report.html").read_text()
+    assert "Per query" in html and "switch point" in html and "2 queries in" in html
+    assert "<script" not in html.lower() and "<b>NY" not in html

@@ -138,6 +138,10 @@ class Daisy:
 
         if not isinstance(name, str) or not name.strip() or not name.replace("_", "a").isalnum():
             raise ParameterError(f"table name {name!r} must be a plain identifier", hint="letters, digits and _")
+        if isinstance(source, str) and not source.strip():
+            from dqkit.errors import SourceError
+
+            raise SourceError(f"table {name!r}: no source given", hint="a Parquet/CSV/JSON path, catalog:db.t or a DataFrame")
         df = read_table(source, self.spark)
         types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
         for c in types:
@@ -730,8 +734,9 @@ def explain_text(plan: dict[str, Any]) -> str:
                      + (f"; join keys from the cleaned parts before: {', '.join(s['join_keys'])}" if s["join_keys"] else ""))
         inj = [r for r in s["rules"] if r["injected"]]
         if inj:
-            lines.append(f"   {s['operator']} pushed down onto {s['table']}, below the join"
-                         + (" and the aggregation" if q.aggregated else "") + ":")
+            above = [w for w, on in (("the join", len(q.tables) > 1), ("the aggregation", q.aggregated)) if on]
+            lines.append(f"   {s['operator']} pushed down onto {s['table']}, right above its scan"
+                         + (f" and below {' and '.join(above)}" if above else "") + ":")
             for r in inj:
                 lines.append(f"     - {r['rule']}: reads {', '.join(r['overlap'])} of the query; {r['why']}")
         for r in s["rules"]:
