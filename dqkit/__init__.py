@@ -8,6 +8,7 @@ The facade names each system's entry point by what it does, so no name collides 
 * ``dqkit.deduplicate_table(table, key, config, ...)`` -> ``DedupResult`` (entity deduplication; ``dqkit.dedup``)
 * ``dqkit.compare_fragments(spec, budget=...)`` -> ``TcfcResult`` (TCFC, time-budgeted; ``dqkit.tcfc``)
 * ``dqkit.find_containment(lake, ...)`` -> ``LakeResult`` (R2D2; ``dqkit.lake``)
+* ``dqkit.Daisy(...).query(sql)`` -> ``QueryResult`` (queries cleaned on demand; ``dqkit.relax``)
 
 Result types and rule helpers are reachable here too. Everything is imported on first use, so
 ``import dqkit`` stays light (no Spark, no pandas).
@@ -29,6 +30,8 @@ _LAZY = {
     "repair_table": ("dqkit.repair", "repair"),
     "deduplicate_table": ("dqkit.dedup", "dedup"),
     "compare_fragments": ("dqkit.tcfc", "tcfc"),
+    "Daisy": ("dqkit.relax", "Daisy"),
+    "QueryResult": ("dqkit.relax", "QueryResult"),
     "Result": ("dqkit.result", "Result"),
     "DeltaResult": ("dqkit.delta", "DeltaResult"),
     "DetectionResult": ("dqkit.detect", "DetectionResult"),

@@ -102,6 +102,12 @@ register_report(ReportSpec(
     paths=("lake", "costs", "output")))
 
 
+register_report(ReportSpec(
+    "query", "query_report", "dqkit.relax.workload:report_arguments",
+    "a workload of queries over a dirty table, cleaned on demand (Daisy): per-query and cumulative time, switch point",
+    paths=("table", "rules")))
+
+
 class ReportError(DqkitError):
     """A report notebook failed while executing; the executed notebook has the error at the top."""
 

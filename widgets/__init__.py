@@ -4,8 +4,9 @@ Thin ipywidgets views over plain-Python controllers (``dqkit.widgets.controllers
 public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultView`` (any result's sections),
 ``DeltaExplorer``, ``DedupExplorer`` (blocking, comparisons, threshold, clusters, waterfalls), ``RulePicker``
 (rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs), ``TcfcExplorer``
-(time-budgeted fragment comparison with a growing drill-down tree) and ``LakeExplorer`` (R2D2 on a lake);
-``RunController``/``ExplorerBase`` are the run plumbing every explorer shares.
+(time-budgeted fragment comparison with a growing drill-down tree), ``LakeExplorer`` (R2D2 on a lake) and
+``QueryCleaner`` (Daisy: queries cleaned on demand); ``RunController``/``ExplorerBase`` are the run plumbing
+every explorer shares.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dqkit.widgets.delta_explorer import DeltaExplorer
 from dqkit.widgets.lake_explorer import LakeController, LakeExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
+from dqkit.widgets.query_cleaner import QueryCleaner, QueryController
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 from dqkit.widgets.tcfc_explorer import TcfcController, TcfcExplorer
 from dqkit.widgets.rules_explorer import (
@@ -22,6 +24,7 @@ from dqkit.widgets.rules_explorer import (
 )
 
 __all__ = ["ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
-           "LakeController", "LakeExplorer", "ResultView", "RulePicker", "RuleProblem", "RulesController",
-           "RunController", "SparkProgress", "TableListing", "TablePicker", "TcfcController", "TcfcExplorer",
+           "LakeController", "LakeExplorer", "QueryCleaner", "QueryController", "ResultView", "RulePicker",
+           "RuleProblem", "RulesController", "RunController", "SparkProgress", "TableListing", "TablePicker",
+           "TcfcController", "TcfcExplorer",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

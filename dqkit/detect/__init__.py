@@ -51,7 +51,7 @@ ONE_PART_ROWS_GENERAL = 200_000
 ONE_PART_BYTES = 128 << 20  # not attempted when Spark's size estimate of the rows is larger
 MODES = ("violations", "count", "sample")
 
-__all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES"]
+__all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs"]
 
 
 # -------------------------------------------------------------------------------------- rule plans
@@ -428,6 +428,38 @@ def _ocjoin_partitioned(rule: DenialConstraint, a: DataFrame, b: DataFrame, type
                 + ("unordered pairs (symmetric rule)" if sym else "ordered pairs"))
     info["chunk"] = chunk
     return {"viol": viol, "count": count, "physical": physical}
+
+
+def restricted_pairs(rule: DenialConstraint, left: DataFrame, right: DataFrame, types: dict[str, str],
+                     nb_parts: int | None = None, spark: SparkSession | None = None) -> tuple[DataFrame, dict[str, Any]]:
+    """Ordered violating pairs ``(t1, t2)`` of a two-tuple DC with t1 from ``left`` and t2 from ``right``
+    (both frames with ``_dq_tid`` and the rule's columns), ``t1 != t2``.
+
+    The same machinery as detection: OCJoin (range partitions, min/max pruning, vectorised merge) when the
+    cross predicates are orderings and ``!=``; a hash-blocked join when one is an equality. Daisy uses it
+    to check only a query result against the unseen part of a table (R21). Returns the lazy pairs and the
+    OCJoin details (partitions, pairs pruned), filled when the pairs are planned.
+    """
+    spark = spark or get_spark()
+    a, _ = _side_frames(rule, left, types)
+    _, b = _side_frames(rule, right, types)
+    info: dict[str, Any] = {}
+    conds = list(rule.cross_predicates)
+    if any(p.op == "=" for p in conds):
+        cond = conjunction([predicate_column(p, {1: "a_", 2: "b_"}) for p in conds])
+        cond = cond & (col("a_" + TID) != col("b_" + TID))
+        info["operator"] = "Block+CrossProduct"
+        return a.join(b, on=cond, how="inner").select(col("a_" + TID).alias("t1"), col("b_" + TID).alias("t2")), info
+    order = sorted(range(len(conds)), key=lambda i: (conds[i].op == "!=", i))
+    conds = [conds[i] for i in order]
+    lcols = [p.left.column for p in conds]
+    rcols = [p.right.column for p in conds]  # type: ignore[union-attr]
+    ops = [p.op for p in conds]
+    tid_type = left.schema[TID].dataType
+    info["operator"] = "OCJoin"
+    out = _ocjoin_partitioned(rule, a, b, types, tid_type, nb_parts, spark, conds, lcols, rcols, ops, False,
+                              lcols[0], rcols[0], type_class(types[lcols[0]]), info)
+    return out["viol"]().select("t1", "t2"), info
 
 
 # ------------------------------------------------------------------------------------------ GenFix

@@ -1,0 +1,245 @@
+"""``QueryResult``: a cleaned query answer on the common result contract (R42).
+
+The answer keeps, per projected cell, the original value and its candidates; a person reads it as
+"value p%" lists with the alternative worlds of a tuple separated (a dashed line in HTML, ``‖`` in
+text, as Table 2(b)). ``long_format()`` is the export ``(tid, attr, world_id, candidate, prob,
+is_original)``; ``dirty`` the answer over the original values; ``trace`` what each relaxation round
+added; ``decisions`` the cost model's (and Estimate_Errors') choice per table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from dqkit import render
+from dqkit.relax.model import TID, cand_col, cell_worlds, format_world, most_probable
+from dqkit.relax.sql import Query
+from dqkit.result import Facts, Notes, Result, Table, Verdict
+from dqkit.sparkutil import col
+
+SEP = " ‖ "
+
+
+@dataclass(frozen=True)
+class CandidateTable:
+    """The cleaned answer, bounded: one row per answer tuple, each cell its worlds' candidates."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[tuple[str, ...], ...], ...]  # row -> cell -> text per world
+    note: str = ""
+
+    def to_text(self) -> str:
+        frame = pd.DataFrame([[SEP.join(cell) for cell in r] for r in self.rows], columns=list(self.columns))
+        return render.text_table(frame) + (f"\n{self.note}" if self.note else "")
+
+    def to_html(self, charts: bool = True) -> str:
+        head = "".join(f"<th class='l'>{render.esc(c)}</th>" for c in self.columns)
+        body = []
+        for r in self.rows:
+            cells = []
+            for cell in r:
+                parts = [f"<div style='{'border-top:1px dashed #888;' if i else ''}padding:1px 0'>{render.esc(w)}</div>"
+                         for i, w in enumerate(cell)]
+                cells.append(f"<td class='l'>{''.join(parts)}</td>")
+            body.append(f"<tr>{''.join(cells)}</tr>")
+        note = f"<p class='muted'>{render.esc(self.note)}</p>" if self.note else ""
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
+
+
+class QueryResult(Result):
+    """A query answered over dirty data and cleaned on demand (Daisy)."""
+
+    system = "dqkit query"
+
+    def __init__(self, daisy: Any, query: Query, plan: dict[str, Any], answer: DataFrame, dirty: DataFrame,
+                 trace: list[dict[str, Any]], decisions: list[dict[str, Any]], seconds: float) -> None:
+        self.daisy = daisy
+        self.query = query
+        self.plan = plan
+        self.answer = answer
+        self.dirty = dirty
+        self.trace = trace
+        self.decisions = decisions
+        self.seconds = seconds
+        self._cache: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------------------- helpers
+    @property
+    def explain(self) -> str:
+        from dqkit.relax.engine import explain_text
+
+        return explain_text(self.plan)
+
+    def _attrs(self) -> list[tuple[str, str, str]]:
+        """(alias, column, output name) of every projected cell."""
+        single = len(self.query.tables) == 1
+        out = []
+        for r in self.query.projected_columns():
+            out.append((r.alias, r.column, r.column if single else f"{r.alias}.{r.column}"))
+        return out
+
+    def long_format(self) -> DataFrame:
+        """``(tid, attr, world_id, candidate, prob, is_original)`` of every answer cell (R42)."""
+        from dqkit.relax.engine import long_cells
+
+        parts = []
+        for alias in self.query.aliases:
+            cols = [c for a, c, _ in self._attrs() if a == alias]
+            if not cols:
+                continue
+            names = {c: n for a, c, n in self._attrs() if a == alias}
+            sub = self.answer.select(col(f"{alias}.{TID}"), col(f"{alias}._dq_worlds"),
+                                     *[col(f"{alias}.{c}") for c in cols],
+                                     *[col(f"{alias}.{cand_col(c)}") for c in cols if f"{alias}.{cand_col(c)}" in self.answer.columns]
+                                     ).distinct()
+            parts.append(long_cells(sub, cols, only_cleaned=False, tid_col=f"{alias}.{TID}", prefix=f"{alias}.",
+                                    attr_names=names))
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    def aggregated(self) -> tuple[DataFrame, DataFrame] | None:
+        """GROUP BY after cleaning: (cleaned over DaisyP values, dirty over originals); None if no aggregate."""
+        if not self.query.aggregated:
+            return None
+        from dqkit.relax.engine import Daisy  # noqa: F401 - type context
+
+        q = self.query
+        types = {a: self.daisy.tables[n].types for a, n in q.tables}
+
+        @F.udf("string")
+        def pick(orig, cands, worlds):  # noqa: ANN001
+            return most_probable(orig, cands, worlds)[0]
+
+        def values(df: DataFrame, cleaned: bool) -> DataFrame:
+            cols = []
+            for r in q.projected_columns():
+                name = f"{r.alias}.{r.column}"
+                cc = f"{r.alias}.{cand_col(r.column)}"
+                if cleaned and cc in df.columns:
+                    v = F.when(col(cc).isNull(), col(name)).otherwise(
+                        pick(col(name).cast("string"), col(cc), col(f"{r.alias}._dq_worlds")).cast(types[r.alias][r.column]))
+                else:
+                    v = col(name)
+                cols.append(v.alias(name))
+            return df.select(*cols)
+
+        def agg(df: DataFrame) -> DataFrame:
+            exprs = []
+            for s in q.select:
+                if s.func is None:
+                    continue
+                target = F.lit(1) if s.col is None else col(f"{s.col.alias}.{s.col.column}")
+                fn = {"count": F.count, "sum": F.sum, "avg": F.avg, "min": F.min, "max": F.max}[s.func]
+                exprs.append(fn(target).alias(s.name))
+            keys = [col(f"{g.alias}.{g.column}") for g in q.group_by]
+            g = df.groupBy(*keys).agg(*exprs) if keys else df.agg(*exprs)
+            out = []
+            for s in q.select:
+                out.append(col(s.name) if s.func else col(f"{s.col.alias}.{s.col.column}").alias(s.name))  # type: ignore[union-attr]
+            return g.select(*out).orderBy(*[s.name for s in q.select if s.func is None] or [q.select[0].name])
+
+        return agg(values(self.answer, True)), agg(values(self.dirty, False))
+
+    def answer_rows(self, limit: int = 20) -> list[dict[str, Any]]:
+        """At most ``limit`` answer tuples, each cell as ``{world: "value p%, ..."}`` (ordered by tuple ids)."""
+        key = f"rows{limit}"
+        if key not in self._cache:
+            ids = [f"{a}.{TID}" for a in self.query.aliases]
+            rows = self.answer.orderBy(*[col(i) for i in ids]).limit(limit).collect()
+            out = []
+            for r in rows:
+                rec: dict[str, Any] = {"_ids": {a: r[f"{a}.{TID}"] for a in self.query.aliases}}
+                for a, c, n in self._attrs():
+                    worlds = list(r[f"{a}._dq_worlds"] or ["A"])
+                    cc = f"{a}.{cand_col(c)}"
+                    cands = r[cc] if cc in r.__fields__ else None
+                    cw = cell_worlds(cands)
+                    shown = [w for w in worlds] if cands else [worlds[0]]
+                    rec[n] = {w: format_world(r[f"{a}.{c}"], cands, w) for w in shown}
+                    if cands and len(set(rec[n].values())) == 1 and len(cw) == 0:
+                        rec[n] = {worlds[0]: rec[n][worlds[0]]}
+                out.append(rec)
+            self._cache[key] = out
+        return self._cache[key]
+
+    def counts(self) -> dict[str, int]:
+        if "counts" not in self._cache:
+            self._cache["counts"] = {"answer": self.answer.count(), "dirty": self.dirty.count()}
+        return self._cache["counts"]
+
+    # ------------------------------------------------------------------------------- contract
+    def to_dict(self) -> dict[str, Any]:
+        n = self.counts()
+        d: dict[str, Any] = {
+            "system": "daisy", "query": self.query.text, "answer_rows": n["answer"], "dirty_rows": n["dirty"],
+            "seconds": round(self.seconds, 3),
+            "relaxation": [{k: v for k, v in t.items()} for t in self.trace],
+            "decisions": self.decisions, "explain": self.explain,
+        }
+        agg = self.aggregated()
+        if agg is not None:
+            d["aggregate"] = [r.asDict() for r in agg[0].limit(1000).collect()]
+            d["aggregate_dirty"] = [r.asDict() for r in agg[1].limit(1000).collect()]
+        return d
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        n = self.counts()
+        verdict = Verdict(True, "cleaned", f"{n['answer']} answer tuple(s) after cleaning, {n['dirty']} over the dirty data "
+                          f"({self.seconds:.2f}s)")
+        blocks: list[Any] = [verdict]
+        facts = {"query": self.query.text.strip(), "tables": ", ".join(f"{n_} AS {a}" for a, n_ in self.query.tables),
+                 "answer tuples (cleaned)": n["answer"], "answer tuples (dirty)": n["dirty"]}
+        for d in self.decisions:
+            k = f"decision ({d.get('table')}{', ' + d['rule'] if d.get('rule') else ''})"
+            facts[k] = d["decision"] + (f"; incremental {d['cumulative_incremental']:.3g} vs full {d['full_cost']:.3g}"
+                                        if "full_cost" in d else
+                                        f"; estimated accuracy {d.get('estimated_accuracy', 1):.3f} vs threshold {d.get('threshold')}")
+        blocks.append(Facts("Query", facts))
+        for a, name in self.query.tables:
+            cm = self.daisy.tables[name].cost
+            if cm is not None and cm.history:
+                last = cm.history[-1]
+                blocks.append(Facts(f"Cost model ({name})", {
+                    "rows n": cm.n, "violating tuples ε": cm.eps, "candidates per value p": round(cm.p, 3),
+                    "queries so far": cm.queries, "cumulative incremental cost": round(cm.cumulative_incremental, 1),
+                    "full cleaning cost (same queries)": round(last["full_cost"], 1),
+                    "decision": last["decision"], "switched at query": cm.switched_at or "not yet"}))
+        agg = self.aggregated()
+        if agg is not None:
+            blocks.append(Table("Answer (cleaned, aggregated over the most probable values)",
+                                agg[0].limit(max(sample_rows, 1)).toPandas(), max_rows=sample_rows or None))
+            blocks.append(Table("Answer over the dirty data", agg[1].limit(max(sample_rows, 1)).toPandas(),
+                                max_rows=sample_rows or None))
+        elif sample_rows:
+            rows = self.answer_rows(sample_rows)
+            names = [n_ for _, _, n_ in self._attrs()]
+            id_cols = [f"tid ({a})" if len(self.query.aliases) > 1 else "tid" for a in self.query.aliases]
+            body = []
+            for r in rows:
+                body.append(tuple((str(r["_ids"][a]),) for a in self.query.aliases)
+                            + tuple(tuple(r[n_].values()) for n_ in names))
+            note = (f"showing {len(rows)} of {n['answer']}" if n["answer"] > len(rows) else "")
+            blocks.append(CandidateTable("Answer (cleaned): value p%, alternative worlds separated",
+                                         tuple(id_cols + names), tuple(body), note))
+            dirty = self.dirty.orderBy(*[col(f"{a}.{TID}") for a in self.query.aliases]).limit(sample_rows).toPandas()
+            dirty.columns = [c.replace(f".{TID}", ".tid") if c.endswith(TID) else c for c in dirty.columns]
+            if len(self.query.aliases) == 1:
+                dirty.columns = [c.split(".", 1)[1] if "." in c else c for c in dirty.columns]
+            blocks.append(Table("Answer over the dirty data", dirty, max_rows=sample_rows))
+        if self.trace:
+            tr = pd.DataFrame([{"table": t.get("table"), "rule": t["rule"], "mode": t.get("mode", ""),
+                                "iteration": t["iteration"], "tuples added": t["added"],
+                                "sample": ", ".join(map(str, t["sample"][:8]))} for t in self.trace])
+            blocks.append(Table("Relaxation trace", tr))
+        blocks.append(Notes("Plan", self.explain.splitlines()))
+        return blocks
+
+    def frames(self, **options: Any) -> dict[str, Any]:
+        return {"answer_long": self.long_format(), "dirty": self.dirty}

@@ -1,0 +1,122 @@
+"""A workload of queries run through one ``Daisy`` (the query report and the benchmark share it).
+
+``run_workload`` answers each query in order and records its time, the cumulative time, the answer size
+and the cost model's decision; ``WorkloadResult`` shows them on the common result contract with the
+switch point (the first query the cost model answered by cleaning the remaining dirty part, Fig. 7).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dqkit.errors import ParameterError, SourceError
+from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
+
+
+class WorkloadResult(Result):
+    """Per-query and cumulative time of a workload, and where the cost model switched."""
+
+    system = "dqkit query workload"
+
+    def __init__(self, table: str, strategy: str, rows: list[dict[str, Any]]) -> None:
+        self.table = table
+        self.strategy = strategy
+        self.rows = rows
+
+    @property
+    def switch_point(self) -> int | None:
+        for r in self.rows:
+            if r["decision"] == "full":
+                return int(r["query"])
+        return None
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=["query", "sql", "seconds", "cumulative_seconds", "answer_rows",
+                                                "decision", "incremental_cost", "full_cost"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"system": "daisy-workload", "table": self.table, "strategy": self.strategy,
+                "queries": len(self.rows), "switch_point": self.switch_point,
+                "total_seconds": self.rows[-1]["cumulative_seconds"] if self.rows else 0.0, "per_query": self.rows}
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        total = self.rows[-1]["cumulative_seconds"] if self.rows else 0.0
+        sw = self.switch_point
+        blocks: list[Any] = [
+            Verdict(True, "answered", f"{len(self.rows)} queries in {total:.2f}s; "
+                    + (f"the cost model switched to full cleaning at query {sw}" if sw else "no switch to full cleaning")),
+            Facts("Workload", {"table": self.table, "strategy": self.strategy, "queries": len(self.rows),
+                               "total seconds": f"{total:.2f}", "switch point": sw or "none"}),
+            Table("Per query", self.frame().drop(columns=["sql"]), max_rows=None),
+        ]
+        if self.rows:
+            blocks.append(Chart("Cumulative time", "cumulative_time", self._chart))
+        blocks.append(Notes("Queries", [f"{r['query']}: {r['sql']}" for r in self.rows[:max(sample_rows, 1)]]))
+        return blocks
+
+    def _chart(self) -> Any:
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 3))
+        f = self.frame()
+        ax.plot(f["query"], f["cumulative_seconds"], marker="o", ms=3)
+        if self.switch_point:
+            ax.axvline(self.switch_point, ls="--", color="grey")
+        ax.set_xlabel("query")
+        ax.set_ylabel("cumulative seconds")
+        fig.tight_layout()
+        plt.close(fig)
+        return fig
+
+    def frames(self, **options: Any) -> dict[str, Any]:
+        return {}
+
+
+def run_workload(daisy: Any, table: str, queries: Sequence[str],
+                 progress: Callable[[str, str, int, int], None] | None = None) -> WorkloadResult:
+    """Answer ``queries`` in order on ``daisy``; the answers are counted (so each query runs whole)."""
+    rows: list[dict[str, Any]] = []
+    cumulative = 0.0
+    for i, q in enumerate(queries, 1):
+        t0 = time.perf_counter()
+        res = daisy.query(q)
+        n = res.counts()["answer"]
+        dt = time.perf_counter() - t0
+        cumulative += dt
+        dec = next((d for d in res.decisions if d.get("table") == table and "full_cost" in d), {})
+        rows.append({"query": i, "sql": q, "seconds": round(dt, 3), "cumulative_seconds": round(cumulative, 3),
+                     "answer_rows": n, "decision": dec.get("decision", "no cleaning"),
+                     "incremental_cost": dec.get("cumulative_incremental"), "full_cost": dec.get("full_cost")})
+        if progress is not None:
+            progress("query", q, i, len(queries))
+    return WorkloadResult(table, daisy.strategy, rows)
+
+
+def report_arguments(*, table: str, rules: str, queries: str, name: str = "t", key: str = "",
+                     strategy: str = "auto", sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
+    """Check the query report's parameters before Spark starts: the table and rules exist, the queries
+    (a file with one query per line, or text separated by ``;``) are not empty."""
+    from dqkit.relax.engine import STRATEGIES
+    from dqkit.rules import load_rules
+
+    if not str(table).strip() or (not str(table).startswith("catalog:") and not Path(table).exists()):
+        raise SourceError(f"the table does not exist: {table!r}", hint="give it with -p table PATH")
+    if not str(rules).strip():
+        raise ParameterError("the report needs rules", hint="-p rules FILE")
+    if strategy not in STRATEGIES:
+        raise ParameterError(f"unknown strategy {strategy!r}", hint=f"one of {', '.join(STRATEGIES)}")
+    text = str(queries)
+    if text.strip() and "\n" not in text and Path(text).is_file():
+        qs = [ln.strip() for ln in Path(text).read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    else:
+        qs = [q.strip() for q in text.split(";") if q.strip()]
+    if not qs:
+        raise ParameterError("the report needs queries", hint="-p queries FILE (one per line) or 'q1; q2'")
+    if not str(name).replace("_", "a").isalnum():
+        raise ParameterError(f"table name {name!r} must be a plain identifier")
+    return {"table": str(table), "rules": load_rules(str(rules)), "queries": qs, "name": str(name),
+            "key": str(key).strip() or None, "strategy": strategy}
