@@ -6,6 +6,7 @@ The facade names each system's entry point by what it does, so no name collides 
 * ``dqkit.detect_violations(table, rules, ...)`` -> ``DetectionResult`` (BigDansing; ``dqkit.detect``)
 * ``dqkit.repair_table(table, rules, ...)`` -> ``RepairResult`` (BigDansing §5; ``dqkit.repair``)
 * ``dqkit.deduplicate_table(table, key, config, ...)`` -> ``DedupResult`` (entity deduplication; ``dqkit.dedup``)
+* ``dqkit.link_tables(left, right, key, config, ...)`` -> ``DedupResult`` (record linkage of two tables)
 
 Result types and rule helpers are reachable here too. Everything is imported on first use, so
 ``import dqkit`` stays light (no Spark, no pandas).
@@ -26,6 +27,7 @@ _LAZY = {
     "detect_violations": ("dqkit.detect", "detect"),
     "repair_table": ("dqkit.repair", "repair"),
     "deduplicate_table": ("dqkit.dedup", "dedup"),
+    "link_tables": ("dqkit.dedup", "link"),
     "Result": ("dqkit.result", "Result"),
     "DeltaResult": ("dqkit.delta", "DeltaResult"),
     "DetectionResult": ("dqkit.detect", "DetectionResult"),

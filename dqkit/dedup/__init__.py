@@ -32,7 +32,7 @@ from pyspark.sql import types as T
 
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
-from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies
+from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies, non_match_frequencies
 from dqkit.dedup._result import DedupResult
 from dqkit.dedup.config import (BlockingRule, Comparison, ConfigError, DedupConfig, example_config,
                                 load_config, parse_config)
@@ -46,6 +46,7 @@ __all__ = ["dedup", "link", "blocking_stats", "DedupResult", "DedupConfig", "Blo
 
 MAX_RULES = 60  # rules are a bitmask in a long
 _RESERVED = ("cluster_id", "cluster_size")
+_U_ROUNDS = 10  # at most this many re-estimations of u without the sampled matches (they settle in a few)
 _MAX_PATTERNS = 2_000_000  # safety bound on the level-pattern table collected for EM
 
 
@@ -347,7 +348,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                 notes.append(f"blocking rule {s['rule']!r} produced no new pairs ({why})")
         step("compare", 2)
 
-        u, u_pairs = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
+        u, u_pairs, u_sample = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
         if u_pairs < 1000 and n_records:
             notes.append(f"u was estimated from {u_pairs} random pairs only; estimates of rare levels are rough")
         labelled_m = None
@@ -356,9 +357,21 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                                                is_link)
             notes.append(f"m was set from {n_labels} labelled matching pair(s)")
         inactive = [[c.column in r.columns for c in comps] for r in rules]
-        model, sessions = fit(patterns, counts, masks, levels, [c.label for c in comps], u, inactive, all_pairs,
-                              labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
-                              tolerance=cfg.em_tolerance)
+        def fitted(u_now: list[np.ndarray]) -> tuple[FSModel, list[dict]]:
+            return fit(patterns, counts, masks, levels, [c.label for c in comps], u_now, inactive, all_pairs,
+                       labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
+                       tolerance=cfg.em_tolerance)
+
+        model, sessions = fitted(u)
+        for _ in range(_U_ROUNDS):  # u without the matches among the random pairs (see dqkit.dedup._em)
+            if not u_pairs:
+                break
+            new_u = non_match_frequencies(u_sample[0], u_sample[1], levels, model)
+            moved = max(float(np.abs(a - b).max()) for a, b in zip(new_u, u))
+            u = new_u
+            model, sessions = fitted(u)
+            if moved < 1e-9:
+                break
         notes += list(model.notes)
         for s in sessions:
             s["rule"] = rules[s["rule"]].rule.name
@@ -394,10 +407,12 @@ def _lowest_bit(masks: np.ndarray) -> np.ndarray:
 
 
 def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType],
-                cfg: DedupConfig, link: bool = False) -> tuple[list[np.ndarray], int]:
+                cfg: DedupConfig, link: bool = False
+                ) -> tuple[list[np.ndarray], int, tuple[np.ndarray, np.ndarray]]:
     """u from all pairs of ``u_sample_records`` records chosen by a seeded hash of the key (so the same
     records whatever the partitioning): level frequencies per comparison, add-one smoothed. Linking:
-    ``u_sample_records`` records of each table, all pairs across the two."""
+    ``u_sample_records`` records of each table, all pairs across the two. Also returns the sampled
+    level patterns with their counts (to take the matches among them out once m is known)."""
     carry = [C.value_col(k) for k in range(len(columns))]
     def sample(df: DataFrame) -> DataFrame:
         return (df.select(B.ID, *carry).withColumn("_dq_h", F.xxhash64(F.col(B.ID), F.lit(cfg.seed)))
@@ -416,8 +431,8 @@ def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[st
     patterns = np.array([[r[g] for g in gammas] for r in rows], dtype=np.int64).reshape(-1, len(comps))
     counts = np.array([r["n"] for r in rows], dtype=float)
     if counts.sum() == 0:
-        return [default_u(c.n_levels) for c in comps], 0
-    return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum())
+        return [default_u(c.n_levels) for c in comps], 0, (patterns, counts)
+    return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum()), (patterns, counts)
 
 
 def _labelled_m(spark: SparkSession, recs: DataFrame, labels: Any, key_type: T.DataType,
