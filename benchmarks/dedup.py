@@ -44,6 +44,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -353,6 +354,9 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str]) -> list[di
         if "splink-spark" in peers:
             try:
                 def on_spark():
+                    # Splink breaks lineage with Dataset.checkpoint, which needs a checkpoint folder (a
+                    # SparkContext setting: classic Spark only; dqkit itself uses localCheckpoint)
+                    spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="splink-ckpt-", dir=DATA))
                     api = SparkAPI(spark_session=spark)
                     _, pred, clusters = run_splink(api, [records], threshold, SPEED_BLOCKING)
                     clusters.as_spark_dataframe().count()
