@@ -9,6 +9,7 @@ The facade names each system's entry point by what it does, so no name collides 
 * ``dqkit.compare_fragments(spec, budget=...)`` -> ``TcfcResult`` (TCFC, time-budgeted; ``dqkit.tcfc``)
 * ``dqkit.find_containment(lake, ...)`` -> ``LakeResult`` (R2D2; ``dqkit.lake``)
 * ``dqkit.Daisy(...).query(sql)`` -> ``QueryResult`` (queries cleaned on demand; ``dqkit.relax``)
+* ``dqkit.link_tables(left, right, key, config, ...)`` -> ``DedupResult`` (record linkage of two tables)
 
 Result types and rule helpers are reachable here too. Everything is imported on first use, so
 ``import dqkit`` stays light (no Spark, no pandas).
@@ -32,6 +33,7 @@ _LAZY = {
     "compare_fragments": ("dqkit.tcfc", "tcfc"),
     "Daisy": ("dqkit.relax", "Daisy"),
     "QueryResult": ("dqkit.relax", "QueryResult"),
+    "link_tables": ("dqkit.dedup", "link"),
     "Result": ("dqkit.result", "Result"),
     "DeltaResult": ("dqkit.delta", "DeltaResult"),
     "DetectionResult": ("dqkit.detect", "DetectionResult"),

@@ -141,12 +141,13 @@ def _spark_path(path: Path) -> str:
     return "file://" + _GLOB_CHARS.sub(r"\\\1", path.resolve().as_posix())
 
 
-def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path]) -> DataFrame:
+def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_types: bool = True) -> DataFrame:
     reader = spark.read.format(fmt)
     if ":" in path.resolve().as_posix() or any(":" in f.name for f in files):
         reader = reader.options(**_RAW_LOCAL_FS)
     if fmt == "csv":
-        reader = reader.option("header", "true").option("inferSchema", "true").option("mode", "FAILFAST")
+        reader = reader.option("header", "true").option("inferSchema", "true" if infer_types else "false") \
+            .option("mode", "FAILFAST")
     try:
         df = reader.load(_spark_path(path))
         schema = df.schema
@@ -241,8 +242,10 @@ def _ragged_csv_line(path: Path) -> tuple[int, int, int] | None:
     return None
 
 
-def read_path(path: str | os.PathLike, spark: SparkSession | None = None) -> DataFrame:
-    """Read one table from a Parquet/CSV/JSON file or a folder (read whole: one format throughout)."""
+def read_path(path: str | os.PathLike, spark: SparkSession | None = None, *, infer_types: bool = True) -> DataFrame:
+    """Read one table from a Parquet/CSV/JSON file or a folder (read whole: one format throughout).
+    ``infer_types=False`` reads every CSV column as text (a postcode such as 0800 keeps its zero);
+    typed formats (Parquet, JSON) keep their types either way."""
     spark = spark or get_spark()
     p = Path(path)
     if not p.exists():
@@ -250,16 +253,17 @@ def read_path(path: str | os.PathLike, spark: SparkSession | None = None) -> Dat
                           hint="check the path; tables are Parquet, CSV or JSON files or folders of them")
     if p.is_dir():
         files = _data_files(p)
-        return _load(spark, _folder_format(p, files), p, files)
+        return _load(spark, _folder_format(p, files), p, files, infer_types)
     split = _split_name(p.name)
     if split is None:
         raise SourceError(f"cannot tell the format of {p}: expected a .parquet, .csv or .json file "
                           f"or a folder of them")
-    return _load(spark, split[1], p, [p])
+    return _load(spark, split[1], p, [p], infer_types)
 
 
-def read_table(source: TableSource, spark: SparkSession | None = None) -> DataFrame:
-    """Resolve a table source to a DataFrame (lazily: no data is read here)."""
+def read_table(source: TableSource, spark: SparkSession | None = None, *, infer_types: bool = True) -> DataFrame:
+    """Resolve a table source to a DataFrame (lazily: no data is read here). ``infer_types=False``:
+    CSV columns are read as text instead of inferred (see ``read_path``)."""
     if _is_dataframe(source):
         return source  # type: ignore[return-value]
     spark = spark or get_spark()
@@ -270,7 +274,7 @@ def read_table(source: TableSource, spark: SparkSession | None = None) -> DataFr
             raise UnknownTableError(f"catalog table {name!r} does not exist",
                                     hint="list tables with spark.catalog.listTables(DB)")
         return spark.table(name)
-    return read_path(text, spark)
+    return read_path(text, spark, infer_types=infer_types)
 
 
 def read_database(source: DatabaseSource, spark: SparkSession | None = None) -> dict[str, DataFrame]:

@@ -5,6 +5,9 @@
 Parquet or, with ``--csv``, CSV with a header; beside them ``summary.json`` and ``report.html``.
 ``--example-config`` prints a commented configuration. Exit 0 when no duplicate is found, 1 when
 duplicates are found, 2 on error.
+
+``dqkit dedup A --link B --key COL --config FILE.yaml [--sources A,B]`` links two tables (record
+linkage): pairs only across them, ``clusters/`` with a ``source`` column; exit 1 when links are found.
 """
 from __future__ import annotations
 
@@ -23,6 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "golden record. Exit 0: no duplicate; 1: duplicates found; 2: error.")
     p.add_argument("table", nargs="?", help="Parquet/CSV/JSON path or catalog:db.table (CSV columns are read as text)")
     p.add_argument("--key", help="the column identifying records (unique, not NULL)")
+    p.add_argument("--link", metavar="TABLE2",
+                   help="link TABLE to TABLE2 (record linkage): pairs only across the two tables, which both "
+                        "have the key and the compared columns")
+    p.add_argument("--sources", metavar="NAME1,NAME2", default="left,right",
+                   help="with --link: names of the two tables in the source and cluster_id columns "
+                        "(default left,right)")
     p.add_argument("--config", metavar="FILE.yaml", help="blocking rules and comparisons (see --example-config)")
     p.add_argument("--threshold", type=float, metavar="P",
                    help="link pairs with match probability >= P (default: the config's, else 0.9)")
@@ -48,10 +57,14 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--threshold must be between 0 and 1, not {args.threshold}")
     if (args.csv or args.all_pairs) and not args.out:
         raise ParameterError("--csv and --all-pairs shape what --out writes", hint="add --out DIR")
-    check_out(args, [args.table, args.config])
+    sources = tuple(x.strip() for x in args.sources.split(","))
+    if args.link is None and args.sources != "left,right":
+        raise ParameterError("--sources names the two tables of --link", hint="add --link TABLE2")
+    check_out(args, [args.table, args.config] + ([args.link] if args.link else []))
     config = load_config(args.config)  # parse errors (with line and column) before any Spark work
-    result = dedup(args.table, args.key, config, threshold=args.threshold, name=str(args.table),
-                   progress=terminal_progress("dedup", "stages"))
+    result = dedup(args.table, args.key, config, threshold=args.threshold,
+                   name=str(args.table) if args.link is None else f"{args.table} ~ {args.link}",
+                   progress=terminal_progress("dedup", "stages"), other=args.link, sources=sources)
     if args.out:
         where = result.save(args.out, overwrite=args.overwrite, format="csv" if args.csv else "parquet",
                             all_pairs=args.all_pairs)

@@ -32,21 +32,22 @@ from pyspark.sql import types as T
 
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
-from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies
+from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies, non_match_frequencies
 from dqkit.dedup._result import DedupResult
 from dqkit.dedup._result import plot_block_stats  # noqa: F401 - the block-sizes chart of blocking_stats
 from dqkit.dedup.config import (BlockingRule, Comparison, ConfigError, DedupConfig, example_config,
                                 load_config, parse_config)
-from dqkit.errors import ParameterError, ReservedColumnError, SourceError, UnknownColumnError
+from dqkit.errors import ParameterError, ReservedColumnError, SchemaMismatchError, UnknownColumnError
 from dqkit.progress import ProgressCallback
 from dqkit.session import get_spark
 from dqkit.sparkutil import cancellable, col
 
-__all__ = ["dedup", "blocking_stats", "DedupResult", "DedupConfig", "BlockingRule", "Comparison",
+__all__ = ["dedup", "link", "blocking_stats", "DedupResult", "DedupConfig", "BlockingRule", "Comparison",
            "ConfigError", "FSModel", "load_config", "parse_config", "example_config", "read_records"]
 
 MAX_RULES = 60  # rules are a bitmask in a long
 _RESERVED = ("cluster_id", "cluster_size")
+_U_ROUNDS = 10  # at most this many re-estimations of u without the sampled matches (they settle in a few)
 _MAX_PATTERNS = 2_000_000  # safety bound on the level-pattern table collected for EM
 
 
@@ -58,28 +59,7 @@ def read_records(table: Any, spark: SparkSession | None = None, types: Mapping[s
     from dqkit import sources
 
     spark = spark or get_spark()
-    df = None
-    if isinstance(table, (str, os.PathLike)) and not os.fspath(table).startswith(sources.CATALOG_PREFIX):
-        p = Path(os.fspath(table))
-        fmt = None
-        if p.is_file():
-            split = sources._split_name(p.name)
-            fmt = split[1] if split else None
-        elif p.is_dir() and sources.folder_tables(p) is None:
-            fmt = sources._folder_format(p, sources._data_files(p))
-        if fmt == "csv":
-            reader = spark.read.format("csv").option("header", "true").option("inferSchema", "false") \
-                .option("mode", "FAILFAST")
-            if ":" in p.resolve().as_posix():
-                reader = reader.options(**sources._RAW_LOCAL_FS)
-            try:
-                df = reader.load(sources._spark_path(p))
-                df.schema  # noqa: B018 - reads the header now
-            except Exception as exc:
-                raise (sources.read_failure(exc) or SourceError(f"cannot read {p} as CSV: {exc}".splitlines()[0])) \
-                    from exc
-    if df is None:
-        df = sources.read_table(table, spark)
+    df = sources.read_table(table, spark, infer_types=False)
     if types:
         missing = [c for c in types if c not in df.columns]
         if missing:
@@ -100,17 +80,18 @@ def _config(config: Any) -> DedupConfig:
     raise ParameterError(f"a dedup config is a YAML path or text, a dict or a DedupConfig, not {type(config).__name__}")
 
 
-def _validate(df: DataFrame, key: str, cfg: DedupConfig) -> list[B.ParsedRule]:
+def _validate(df: DataFrame, key: str, cfg: DedupConfig, where: str = "the table",
+              reserved: tuple[str, ...] = _RESERVED) -> list[B.ParsedRule]:
     """Everything that can be checked on the schema, before any Spark job."""
     cols = list(df.columns)
     if not isinstance(key, str) or key not in cols:
-        raise UnknownColumnError(f"the key column {key!r} is not in the table",
+        raise UnknownColumnError(f"the key column {key!r} is not in {where}",
                                  hint="columns are " + ", ".join(cols))
     for c in cfg.comparisons:
         if c.column not in cols:
-            raise UnknownColumnError(f"comparison {c.label!r}: unknown column {c.column!r}",
+            raise UnknownColumnError(f"comparison {c.label!r}: unknown column {c.column!r} in {where}",
                                      hint="columns are " + ", ".join(cols))
-    clash = [c for c in cols if c in _RESERVED]
+    clash = [c for c in cols if c in reserved]
     if clash:
         raise ReservedColumnError(f"column {clash[0]!r} clashes with the golden table's own column",
                                   hint="rename it before deduplicating")
@@ -123,27 +104,31 @@ def _validate(df: DataFrame, key: str, cfg: DedupConfig) -> list[B.ParsedRule]:
     return B.parse_rules(df, cfg.blocking)
 
 
-def _check_key(df: DataFrame, key: str) -> int:
+def _check_key(df: DataFrame, key: str, where: str = "") -> int:
     """One aggregation: the row count, refusing a NULL or repeated key (with examples)."""
     per = df.groupBy(col(key).alias("k")).agg(F.count(F.lit(1)).alias("n"))
     row = per.agg(F.coalesce(F.sum("n"), F.lit(0)).alias("rows"),
                   F.coalesce(F.sum(F.when(F.col("k").isNull(), F.col("n"))), F.lit(0)).alias("nulls"),
                   F.coalesce(F.max(F.when(F.col("k").isNotNull(), F.col("n"))), F.lit(0)).alias("most")).collect()[0]
     if row["nulls"]:
-        raise ParameterError(f"the key {key!r} is NULL in {row['nulls']} row(s)",
+        raise ParameterError(f"the key {key!r} is NULL in {row['nulls']} row(s){where}",
                              hint="every record needs a key: fill it, or drop those rows first")
     if row["most"] > 1:
         ex = per.where(F.col("n") > 1).orderBy(F.desc("n"), "k").limit(3).collect()
         shown = ", ".join(f"{r['k']!r} ({r['n']} rows)" for r in ex)
-        raise ParameterError(f"the key {key!r} is not unique: {shown}",
+        raise ParameterError(f"the key {key!r} is not unique{where}: {shown}",
                              hint="deduplication needs one key per record; use a unique column or add a row id")
     return int(row["rows"])
 
 
-def _records(df: DataFrame, key: str, cfg: DedupConfig, rules: list[B.ParsedRule]) -> DataFrame:
-    """``_dq_id``, the block key of each rule and the compared columns (``_dq_c{k}``)."""
+def _records(df: DataFrame, key: str, cfg: DedupConfig, rules: list[B.ParsedRule],
+             sources: tuple[str, str] | None = None) -> DataFrame:
+    """``_dq_id``, the block key of each rule and the compared columns (``_dq_c{k}``). Linking
+    (``sources``): ``df`` is both tables with a ``source`` column, and ``_dq_id`` is ``struct(s, k)``,
+    ``s`` 0 for the left table and 1 for the right one, ``k`` the key."""
     columns = cfg.columns()
-    return df.select(col(key).alias(B.ID), *[B.block_key(r.parts).alias(B.block_col(i)) for i, r in enumerate(rules)],
+    rid = col(key) if sources is None else B.record_id(sources, key)
+    return df.select(rid.alias(B.ID), *[B.block_key(r.parts).alias(B.block_col(i)) for i, r in enumerate(rules)],
                      *[col(c).alias(C.value_col(k)) for k, c in enumerate(columns)])
 
 
@@ -155,12 +140,12 @@ def _stats_with_pairs(stats: pd.DataFrame, new_pairs: Mapping[int, int]) -> pd.D
 
 
 def _oversized(records: DataFrame, rules: list[B.ParsedRule], stats: pd.DataFrame, cfg: DedupConfig,
-               refuse: bool = True) -> tuple[dict[int, list[str]], list[str]]:
+               refuse: bool = True, link: bool = False) -> tuple[dict[int, list[str]], list[str]]:
     """The oversized blocks per rule (JSON keys) and their warnings; with ``on_oversized: refuse`` (and
     ``refuse``) the refusal instead."""
     if len(stats) == 0 or int(stats["oversized_blocks"].sum()) == 0:
         return {}, []
-    blocks = B.oversized_blocks(records, rules, cfg.max_block_size)
+    blocks = B.oversized_blocks(records, rules, cfg.max_block_size, link)
     lines = []
     for i, found in sorted(blocks.items()):
         s = stats.iloc[i]
@@ -175,33 +160,112 @@ def _oversized(records: DataFrame, rules: list[B.ParsedRule], stats: pd.DataFram
     return {i: [k for k, _ in found] for i, found in blocks.items()}, notes
 
 
+# ------------------------------------------------------------------------------- linking
+def _check_sources(sources: Any) -> tuple[str, str]:
+    if (not isinstance(sources, (tuple, list)) or len(sources) != 2
+            or not all(isinstance(x, str) and x for x in sources) or sources[0] == sources[1]):
+        raise ParameterError(f"sources are two different non-empty names, not {sources!r}",
+                             hint="e.g. sources=('A', 'B'): they label the two tables in the clusters")
+    return str(sources[0]), str(sources[1])
+
+
+def _link_inputs(left: DataFrame, right: DataFrame, key: str, cfg: DedupConfig, sources: tuple[str, str]
+                 ) -> tuple[DataFrame, list[B.ParsedRule], list[str]]:
+    """Both tables as one: ``source`` (the table's name in ``sources``), the key, and the columns both
+    tables have. The key and every column a comparison or blocking rule reads must be in both tables
+    with one type; other shared columns of different types are kept as text, and columns of only one
+    table are left out (noted). Schema checks only: no Spark job."""
+    reserved = (*_RESERVED, B.SOURCE)
+    rules_r = _validate(right, key, cfg, "the right table", reserved)
+    rules = _validate(left, key, cfg, "the left table", reserved)
+    needed = {key, *cfg.columns(), *[c for r in rules for c in r.columns], *[c for r in rules_r for c in r.columns]}
+    lt = {f.name: f.dataType for f in left.schema.fields}
+    rt = {f.name: f.dataType for f in right.schema.fields}
+    for c in sorted(needed, key=lambda c: (c != key, c)):
+        if c not in rt:
+            raise UnknownColumnError(f"column {c!r} is in the left table but not in the right one",
+                                     hint="both tables need the key and every compared or blocking column; "
+                                          "right columns are " + ", ".join(rt))
+        if lt[c] != rt[c]:
+            raise SchemaMismatchError(
+                f"column {c!r} is {lt[c].simpleString()} in the left table but {rt[c].simpleString()} in the "
+                "right one", hint="give both one type: cast one side, or name the column under types: in the "
+                                  "config (both tables are read with it)")
+    shared = [c for c in left.columns if c in rt]
+    notes = []
+    only = [f"{c} (left)" for c in left.columns if c not in rt] + [f"{c} (right)" for c in right.columns if c not in lt]
+    if only:
+        notes.append("columns of only one table are left out of the records and golden records: " + ", ".join(only))
+
+    def side(df: DataFrame, name: str, types: Mapping[str, T.DataType], other: Mapping[str, T.DataType]) -> DataFrame:
+        return df.select(F.lit(name).alias(B.SOURCE), *[
+            col(c).cast("string").alias(c) if types[c] != other[c] and c not in needed else col(c) for c in shared])
+
+    both = side(left, sources[0], lt, rt).unionByName(side(right, sources[1], rt, lt))
+    return both, rules, notes
+
+
+def _inputs(table: Any, other: Any, key: str, cfg: DedupConfig, spark: SparkSession, sources: Any
+            ) -> tuple[DataFrame, list[B.ParsedRule], tuple[str, str] | None, list[str], DataFrame | None]:
+    """``(records, rules, sources, notes, right)``: one table, or both tables of a link as one."""
+    df = read_records(table, spark, cfg.types)
+    if other is None:
+        return df, _validate(df, key, cfg), None, [], None
+    names = _check_sources(sources)
+    right = read_records(other, spark, cfg.types)
+    both, rules, notes = _link_inputs(df, right, key, cfg, names)
+    return both, rules, names, notes, right
+
+
 # --------------------------------------------------------------------------- public entry points
-def blocking_stats(table: Any, key: str, config: Any, *, spark: SparkSession | None = None,
-                   pairs: bool = True) -> pd.DataFrame:
+def blocking_stats(table: Any, key: str, config: Any, *, other: Any = None, sources: Any = ("left", "right"),
+                   spark: SparkSession | None = None, pairs: bool = True) -> pd.DataFrame:
     """Per blocking rule, before anything is compared: blocks, largest block, records in blocks,
     comparisons its blocks imply, oversized blocks and the comparisons they would cost; with
     ``pairs`` also ``new_pairs`` (pairs the rule adds to the earlier rules: each pair counted once)
-    and ``cumulative_pairs`` (Splink's cumulative comparisons), from a count of the pair keys only."""
+    and ``cumulative_pairs`` (Splink's cumulative comparisons), from a count of the pair keys only.
+    With ``other``, for linking ``table`` to ``other`` (pairs across the two tables only)."""
     cfg = _config(config)
     spark = spark or get_spark()
-    df = read_records(table, spark, cfg.types)
-    rules = _validate(df, key, cfg)
+    df, rules, names, _, _ = _inputs(table, other, key, cfg, spark, sources)
+    link = names is not None
     with cancellable("the blocking statistics"):
-        recs = _records(df, key, cfg, rules).select(B.ID, *[B.block_col(i) for i in range(len(rules))])
-        stats = B.block_statistics(recs, rules, cfg.max_block_size)
+        recs = _records(df, key, cfg, rules, names).select(B.ID, *[B.block_col(i) for i in range(len(rules))])
+        stats = B.block_statistics(recs, rules, cfg.max_block_size, link)
         if not pairs:
             return stats
-        oversized, _ = _oversized(recs, rules, stats, cfg, refuse=False)
+        oversized, _ = _oversized(recs, rules, stats, cfg, refuse=False, link=link)
         purged = B.purge_oversized(recs, oversized)
-        counts = {int(r[B.FIRST]): int(r["n"]) for r in B.candidate_pairs(purged, len(rules), [])
+        counts = {int(r[B.FIRST]): int(r["n"]) for r in B.candidate_pairs(purged, len(rules), [], link)
                   .groupBy(B.FIRST).agg(F.count(F.lit(1)).alias("n")).collect()}
     return _stats_with_pairs(stats, counts)
+
+
+def link(left: Any, right: Any, key: str, config: Any, *, sources: Any = ("left", "right"),
+         threshold: float | None = None, labels: Any = None,
+         golden_record: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None, prior: float | None = None,
+         spark: SparkSession | None = None, name: str | None = None,
+         progress: ProgressCallback | None = None) -> DedupResult:
+    """Record linkage: the records of ``left`` and ``right`` that describe the same entity, with
+    pairs only across the two tables (``key_1`` a key of ``left``, ``key_2`` of ``right``).
+    ``dedup(left, key, config, other=right, ...)``; see ``dedup`` for the other arguments.
+
+    ``key`` names the key column of both tables (unique and non-NULL within each; the same value
+    may occur in both). ``sources`` names the two tables in the ``source`` column of the records
+    and clusters. Clusters are the connected components of the cross-table matches: a cluster holds
+    the records of both tables linked directly or through each other (a left record matching two
+    right records joins all three); ``cluster_id`` is ``"<source>:<key>"`` of its smallest record,
+    left table first. Labels are (left key, right key) pairs.
+    """
+    return dedup(left, key, config, other=right, sources=sources, threshold=threshold, labels=labels,
+                 golden_record=golden_record, prior=prior, spark=spark, name=name, progress=progress)
 
 
 def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, labels: Any = None,
           golden_record: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None, prior: float | None = None,
           spark: SparkSession | None = None, name: str | None = None,
-          progress: ProgressCallback | None = None) -> DedupResult:
+          progress: ProgressCallback | None = None, other: Any = None,
+          sources: Any = ("left", "right")) -> DedupResult:
     """Deduplicate ``table`` (a path, ``catalog:db.table`` or DataFrame) whose records are identified by
     the unique, non-NULL column ``key``, with ``config`` (a YAML path or text, a dict, a ``DedupConfig``).
 
@@ -212,6 +276,9 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
     to the smallest. ``prior``: the probability that two random records match, instead of its estimate.
     ``progress(stage, item, done, total)`` is called after each stage (block, compare, estimate, cluster).
     Bad input raises a ``DqkitError`` before any Spark job where the schema can tell.
+
+    ``other``: a second table to link ``table`` to (record linkage, see ``link``): pairs only across
+    the two tables, records and clusters with a ``source`` column naming the table (``sources``).
     """
     cfg = _config(config)
     thr = cfg.threshold if threshold is None else threshold
@@ -220,32 +287,48 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
     if prior is not None and not 0 < prior < 1:
         raise ParameterError(f"prior must be strictly between 0 and 1, not {prior!r}")
     spark = spark or get_spark()
-    df = read_records(table, spark, cfg.types)
-    rules = _validate(df, key, cfg)
-    label = name or (os.fspath(table) if isinstance(table, (str, os.PathLike)) else "table")
+    df, rules, names, link_notes, right = _inputs(table, other, key, cfg, spark, sources)
+    is_link = names is not None
+
+    def _label(t: Any, default: str) -> str:
+        return os.fspath(t) if isinstance(t, (str, os.PathLike)) else default
+
+    label = name or (_label(table, "table") if not is_link else
+                     f"{_label(table, names[0])} ~ {_label(other, names[1])}")
     columns = cfg.columns()
     dtypes = {c: df.schema[c].dataType for c in columns}
     comps = cfg.comparisons
     levels = [c.n_levels for c in comps]
     n_rules = len(rules)
     stages = 4
-    notes: list[str] = []
+    notes: list[str] = list(link_notes)
 
     def step(stage: str, done: int) -> None:
         if progress is not None:
             progress(stage, stage, done, stages)
 
     with cancellable("the deduplication"):
-        n_records = _check_key(df, key)
-        if n_records == 0:
-            notes.append("the table is empty: nothing to deduplicate")
-        recs = _records(df, key, cfg, rules)
-        stats = B.block_statistics(recs, rules, cfg.max_block_size)
-        oversized, warnings = _oversized(recs, rules, stats, cfg)
+        if is_link:
+            assert names is not None and right is not None
+            n_sides = (_check_key(df.where(F.col(B.SOURCE) == names[0]), key, " in the left table"),
+                       _check_key(right, key, " in the right table"))
+            n_records = sum(n_sides)
+            all_pairs = float(n_sides[0]) * n_sides[1]
+            if 0 in n_sides:
+                notes.append("a table is empty: nothing to link")
+        else:
+            n_sides = None
+            n_records = _check_key(df, key)
+            all_pairs = n_records * (n_records - 1) / 2
+            if n_records == 0:
+                notes.append("the table is empty: nothing to deduplicate")
+        recs = _records(df, key, cfg, rules, names)
+        stats = B.block_statistics(recs, rules, cfg.max_block_size, is_link)
+        oversized, warnings = _oversized(recs, rules, stats, cfg, link=is_link)
         notes += warnings
         purged = B.purge_oversized(recs, oversized)
         carry = [C.value_col(k) for k in range(len(columns))]
-        cand = B.candidate_pairs(purged, n_rules, carry)
+        cand = B.candidate_pairs(purged, n_rules, carry, is_link)
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
         levelled = levelled.localCheckpoint(eager=False)  # materialised by the pattern counts below
@@ -266,18 +349,30 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                 notes.append(f"blocking rule {s['rule']!r} produced no new pairs ({why})")
         step("compare", 2)
 
-        u, u_pairs = _estimate_u(recs, comps, columns, dtypes, cfg)
+        u, u_pairs, u_sample = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
         if u_pairs < 1000 and n_records:
             notes.append(f"u was estimated from {u_pairs} random pairs only; estimates of rare levels are rough")
         labelled_m = None
         if labels is not None:
-            labelled_m, n_labels = _labelled_m(spark, recs, labels, df.schema[key].dataType, comps, columns, dtypes)
+            labelled_m, n_labels = _labelled_m(spark, recs, labels, df.schema[key].dataType, comps, columns, dtypes,
+                                               is_link)
             notes.append(f"m was set from {n_labels} labelled matching pair(s)")
         inactive = [[c.column in r.columns for c in comps] for r in rules]
-        all_pairs = n_records * (n_records - 1) / 2
-        model, sessions = fit(patterns, counts, masks, levels, [c.label for c in comps], u, inactive, all_pairs,
-                              labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
-                              tolerance=cfg.em_tolerance)
+        def fitted(u_now: list[np.ndarray]) -> tuple[FSModel, list[dict]]:
+            return fit(patterns, counts, masks, levels, [c.label for c in comps], u_now, inactive, all_pairs,
+                       labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
+                       tolerance=cfg.em_tolerance)
+
+        model, sessions = fitted(u)
+        for _ in range(_U_ROUNDS):  # u without the matches among the random pairs (see dqkit.dedup._em)
+            if not u_pairs:
+                break
+            new_u = non_match_frequencies(u_sample[0], u_sample[1], levels, model)
+            moved = max(float(np.abs(a - b).max()) for a, b in zip(new_u, u))
+            u = new_u
+            model, sessions = fitted(u)
+            if moved < 1e-9:
+                break
         notes += list(model.notes)
         for s in sessions:
             s["rule"] = rules[s["rule"]].rule.name
@@ -291,7 +386,8 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                              pattern_counts=counts,
                              rule_names=tuple(r.rule.name for r in rules), dtypes=dtypes,
                              notes=tuple(notes), golden_fn=golden_record,
-                             input_paths=(table,) if isinstance(table, (str, os.PathLike)) else ())
+                             input_paths=tuple(t for t in (table, other) if isinstance(t, (str, os.PathLike))),
+                             sources=names, source_records=n_sides)
         result = result.at_threshold(thr)
         step("cluster", 4)
     return result
@@ -312,29 +408,39 @@ def _lowest_bit(masks: np.ndarray) -> np.ndarray:
 
 
 def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType],
-                cfg: DedupConfig) -> tuple[list[np.ndarray], int]:
+                cfg: DedupConfig, link: bool = False
+                ) -> tuple[list[np.ndarray], int, tuple[np.ndarray, np.ndarray]]:
     """u from all pairs of ``u_sample_records`` records chosen by a seeded hash of the key (so the same
-    records whatever the partitioning): level frequencies per comparison, add-one smoothed."""
+    records whatever the partitioning): level frequencies per comparison, add-one smoothed. Linking:
+    ``u_sample_records`` records of each table, all pairs across the two. Also returns the sampled
+    level patterns with their counts (to take the matches among them out once m is known)."""
     carry = [C.value_col(k) for k in range(len(columns))]
-    sample = (recs.select(B.ID, *carry).withColumn("_dq_h", F.xxhash64(F.col(B.ID), F.lit(cfg.seed)))
-              .orderBy("_dq_h", B.ID).limit(cfg.u_sample_records).drop("_dq_h"))
-    left = sample.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
-    right = sample.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
-    pairs = left.crossJoin(right).where(F.col(B.ID1) < F.col(B.ID2))
+    def sample(df: DataFrame) -> DataFrame:
+        return (df.select(B.ID, *carry).withColumn("_dq_h", F.xxhash64(F.col(B.ID), F.lit(cfg.seed)))
+                .orderBy("_dq_h", B.ID).limit(cfg.u_sample_records).drop("_dq_h"))
+
+    if link:
+        ls, rs = sample(recs.where(B.side_col() == 0)), sample(recs.where(B.side_col() == 1))
+    else:
+        ls = rs = sample(recs)
+    left = ls.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
+    right = rs.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
+    pairs = left.crossJoin(right) if link else left.crossJoin(right).where(F.col(B.ID1) < F.col(B.ID2))
     gammas = [C.gamma_col(i) for i in range(len(comps))]
     rows = _sorted_rows(C.add_levels(pairs, comps, columns, dtypes).groupBy(*gammas)
                         .agg(F.count(F.lit(1)).alias("n")).collect(), gammas)
     patterns = np.array([[r[g] for g in gammas] for r in rows], dtype=np.int64).reshape(-1, len(comps))
     counts = np.array([r["n"] for r in rows], dtype=float)
     if counts.sum() == 0:
-        return [default_u(c.n_levels) for c in comps], 0
-    return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum())
+        return [default_u(c.n_levels) for c in comps], 0, (patterns, counts)
+    return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum()), (patterns, counts)
 
 
 def _labelled_m(spark: SparkSession, recs: DataFrame, labels: Any, key_type: T.DataType,
-                comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType]
-                ) -> tuple[list[np.ndarray], int]:
-    """m from the levels of known matching pairs (add-one smoothed per level)."""
+                comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType],
+                link: bool = False) -> tuple[list[np.ndarray], int]:
+    """m from the levels of known matching pairs (add-one smoothed per level); linking: pairs
+    (left key, right key)."""
     if hasattr(labels, "columns") and hasattr(labels, "select"):
         if len(labels.columns) < 2:
             raise ParameterError("labels need two key columns (key_1, key_2)")
@@ -346,8 +452,12 @@ def _labelled_m(spark: SparkSession, recs: DataFrame, labels: Any, key_type: T.D
             raise ParameterError("labels are a non-empty list of (key_1, key_2) pairs, or a DataFrame of two columns")
         schema = T.StructType([T.StructField(B.ID1, key_type), T.StructField(B.ID2, key_type)])
         lab = spark.createDataFrame(pairs, schema)
-    lab = lab.where(F.col(B.ID1) != F.col(B.ID2)).select(F.least(B.ID1, B.ID2).alias(B.ID1),
-                                                          F.greatest(B.ID1, B.ID2).alias(B.ID2)).distinct()
+    if link:
+        lab = lab.select(F.struct(F.lit(0).alias("s"), F.col(B.ID1).alias("k")).alias(B.ID1),
+                         F.struct(F.lit(1).alias("s"), F.col(B.ID2).alias("k")).alias(B.ID2)).distinct()
+    else:
+        lab = lab.where(F.col(B.ID1) != F.col(B.ID2)).select(F.least(B.ID1, B.ID2).alias(B.ID1),
+                                                              F.greatest(B.ID1, B.ID2).alias(B.ID2)).distinct()
     carry = [C.value_col(k) for k in range(len(columns))]
     left = recs.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
     right = recs.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])

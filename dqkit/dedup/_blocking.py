@@ -32,6 +32,14 @@ ID = "_dq_id"
 ID1, ID2 = "_dq_id1", "_dq_id2"
 RULES = "_dq_rules"  # bitmask: the rules whose (kept) blocks hold both records of a pair
 FIRST = "_dq_rule"  # the first rule that produced the pair
+SOURCE = "source"  # linking: the table a record comes from (its name)
+
+
+def record_id(sources: tuple[str, str], key: str) -> Column:
+    """Linking: a record's id ``struct(s, k)``, ``s`` 0 for the left table and 1 for the right one
+    (from the ``source`` column), ``k`` its key (keys may repeat across the two tables)."""
+    return F.struct(F.when(F.col(SOURCE) == F.lit(sources[0]), F.lit(0)).otherwise(F.lit(1)).alias("s"),
+                    col(key).alias("k"))
 
 
 def block_col(i: int) -> str:
@@ -152,27 +160,42 @@ def purge_oversized(records: DataFrame, oversized: dict[int, list[str]]) -> Data
     return out
 
 
-def _block_sizes(records: DataFrame, n_rules: int) -> DataFrame:
-    """``(r, k, n)``: records per block ``k`` (its key as JSON) of rule ``r``, blocks of two or more."""
-    keyed = records.select(F.explode(F.array(*[
+def side_col(column: str = ID) -> Column:
+    """Linking: the source of a record id (0 the left table, 1 the right one); ids are ``struct(s, k)``."""
+    return F.col(column).getField("s")
+
+
+def _block_sizes(records: DataFrame, n_rules: int, link: bool = False) -> DataFrame:
+    """``(r, k, n, nl)``: records per block ``k`` (its key as JSON) of rule ``r`` (``nl`` of them from the
+    left table when linking), only blocks that imply a pair (two records; linking: one of each side)."""
+    left = (side_col() == 0).cast("int") if link else F.lit(0)
+    keyed = records.select(left.alias("_dq_left"), F.explode(F.array(*[
         F.struct(F.lit(i).alias("r"), _block_json(i).alias("k"),
                  F.col(block_col(i)).isNotNull().alias("ok"))
-        for i in range(n_rules)])).alias("e")).where(F.col("e.ok")).select("e.r", "e.k")
-    return keyed.groupBy("r", "k").agg(F.count(F.lit(1)).alias("n")).where(F.col("n") >= 2)
+        for i in range(n_rules)])).alias("e")).where(F.col("e.ok")).select("e.r", "e.k", "_dq_left")
+    out = keyed.groupBy("r", "k").agg(F.count(F.lit(1)).alias("n"), F.sum("_dq_left").alias("nl"))
+    if link:
+        return out.where((F.col("nl") >= 1) & (F.col("n") > F.col("nl")))
+    return out.where(F.col("n") >= 2)
 
 
-def block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size: int) -> pd.DataFrame:
+def block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size: int,
+                     link: bool = False) -> pd.DataFrame:
     """Block sizes per rule, from one aggregation over (rule, block): blocks with two or more
     records, the largest block, records in blocks, and the comparisons the rule's blocks imply
-    (Σ n(n−1)/2, before removing pairs that earlier rules produce), split into kept and oversized."""
+    (Σ n(n−1)/2; linking Σ n_left·n_right, before removing pairs that earlier rules produce), split
+    into kept and oversized (more than ``max_block_size`` records)."""
     n = len(rules)
     cols = ["rule", "on", "blocks", "largest_block", "records_in_blocks", "comparisons",
             "oversized_blocks", "comparisons_skipped"]
     if n == 0:
         return pd.DataFrame(columns=cols)
     big = F.col("n") > max_block_size
-    pairs = (F.col("n") * (F.col("n") - 1) / 2).cast("long")
-    rows = {r["r"]: r for r in _block_sizes(records, n).groupBy("r").agg(
+    if link:
+        pairs = (F.col("nl") * (F.col("n") - F.col("nl"))).cast("long")
+    else:
+        pairs = (F.col("n") * (F.col("n") - 1) / 2).cast("long")
+    rows = {r["r"]: r for r in _block_sizes(records, n, link).groupBy("r").agg(
         F.count(F.lit(1)).alias("blocks"), F.max("n").alias("largest"), F.sum("n").alias("records"),
         F.sum(F.when(~big, pairs).otherwise(0)).alias("kept"), F.sum(F.when(big, 1).otherwise(0)).alias("big"),
         F.sum(F.when(big, pairs).otherwise(0)).alias("skipped")).collect()}
@@ -188,11 +211,11 @@ def block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size
     return pd.DataFrame(data, columns=cols)
 
 
-def oversized_blocks(records: DataFrame, rules: list[ParsedRule], max_block_size: int
+def oversized_blocks(records: DataFrame, rules: list[ParsedRule], max_block_size: int, link: bool = False
                      ) -> dict[int, list[tuple[str, int]]]:
     """Every oversized block per rule index, as (JSON key, records), largest first: one aggregation.
     There are at most records / max_block_size of them per rule, so they are few."""
-    rows = (_block_sizes(records, len(rules)).where(F.col("n") > max_block_size)
+    rows = (_block_sizes(records, len(rules), link).where(F.col("n") > max_block_size)
             .orderBy("r", F.desc("n"), "k").collect())
     out: dict[int, list[tuple[str, int]]] = {}
     for row in rows:
@@ -208,8 +231,9 @@ def describe_block(key_json: str) -> str:
     return ", ".join(str(v) for v in key.values())
 
 
-def candidate_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFrame:
-    """The candidate pairs of all rules, each unordered pair once: ``_dq_id1 < _dq_id2``, the first
+def candidate_pairs(records: DataFrame, n_rules: int, carry: list[str], link: bool = False) -> DataFrame:
+    """The candidate pairs of all rules, each unordered pair once: ``_dq_id1 < _dq_id2`` (linking:
+    ``_dq_id1`` from the left table, ``_dq_id2`` from the right one, never two of one table), the first
     rule that produced it (``_dq_rule``), the bitmask of every rule whose blocks hold it
     (``_dq_rules``), and each ``carry`` column of both records as ``{c}_l`` / ``{c}_r``.
 
@@ -224,7 +248,11 @@ def candidate_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataF
         b = block_col(i)
         left = side["l"].where(F.col(f"{b}_l").isNotNull())
         right = side["r"].where(F.col(f"{b}_r").isNotNull())
-        joined = left.join(right, F.col(f"{b}_l") == F.col(f"{b}_r")).where(F.col(ID1) < F.col(ID2))
+        if link:  # only pairs across the two tables
+            joined = left.where(side_col(ID1) == 0).join(right.where(side_col(ID2) == 1),
+                                                         F.col(f"{b}_l") == F.col(f"{b}_r"))
+        else:
+            joined = left.join(right, F.col(f"{b}_l") == F.col(f"{b}_r")).where(F.col(ID1) < F.col(ID2))
         same = [F.coalesce(F.col(f"{k}_l") == F.col(f"{k}_r"), F.lit(False)) for k in keys]
         for j in range(i):  # produced by an earlier rule: that rule has it
             joined = joined.where(~same[j])

@@ -8,7 +8,11 @@ probability that two records drawn at random match. A pair's match weight is
 How dqkit estimates it, and why (the approach Splink showed works on blocked data):
 
 * **u from random pairs.** Two records drawn at random almost never match, so the level frequencies
-  over all pairs of a seeded sample of records estimate u directly, without a mixture model.
+  over all pairs of a seeded sample of records estimate u directly, without a mixture model. The
+  few matches in the sample still count, and for an identifying column (most random pairs with the
+  same social security number are matches) they inflate u of the agreeing levels; so once m and λ
+  are fitted, u is re-estimated with each sampled pattern weighted by its posterior non-match
+  probability, and m and λ are fitted again (``non_match_frequencies``; rounds until u settles).
 * **m by EM on the blocked pairs, one session per blocking rule, u fixed.** Candidate pairs are rich
   in matches, so EM separates matches from non-matches there. Within the pairs of one rule the
   comparisons on that rule's columns agree by construction and carry no information, so a session
@@ -89,6 +93,19 @@ def level_frequencies(patterns: np.ndarray, counts: np.ndarray, levels: Sequence
             f[lvl] += counts[g == lvl].sum()
         out.append(f / f.sum())
     return out
+
+
+def non_match_frequencies(patterns: np.ndarray, counts: np.ndarray, levels: Sequence[int], model: FSModel
+                          ) -> list[np.ndarray]:
+    """u from random pairs with the matches among them taken out: each level pattern of the random
+    pairs weighted by its posterior probability of being a non-match under ``model`` (whose prior
+    λ is also the match share among random pairs). Plain level frequencies count the true matches in
+    the sample as non-matches, which inflates u of the agreeing levels of identifying columns (an
+    exact social security number is seen mostly in matching pairs) and so shrinks their weight."""
+    patterns = np.asarray(patterns, dtype=np.int64).reshape(len(counts), len(levels))
+    weights = model.match_weights(patterns)
+    p_match = 1.0 / (1.0 + np.exp2(-np.clip(weights, -1000, 1000)))
+    return level_frequencies(patterns, np.asarray(counts, dtype=float) * (1.0 - p_match), levels)
 
 
 def _pattern_log2_bf(patterns: np.ndarray, bfs: Sequence[np.ndarray]) -> np.ndarray:

@@ -116,6 +116,22 @@ class DedupResult(Result):
     cluster_sizes: Mapping[int, int] = field(default_factory=dict)
     save_format: str = "parquet"
     save_all_pairs: bool = False
+    sources: tuple[str, str] | None = None  # linking: the names of the left and right tables
+    source_records: tuple[int, int] | None = None  # linking: records of each table
+
+    @property
+    def is_link(self) -> bool:
+        """True for record linkage of two tables (``link`` / ``dedup(..., other=...)``)."""
+        return self.sources is not None
+
+    def _pair_key(self, column: str) -> Column:
+        return F.col(column).getField("k") if self.is_link else F.col(column)
+
+    def _id_is(self, side: int, key: Any) -> Column:
+        """The internal id of the record with ``key`` (linking: of the table ``side``, 0 left / 1 right)."""
+        if self.is_link:
+            return (F.col(B.ID).getField("s") == F.lit(side)) & (F.col(B.ID).getField("k") == F.lit(key))
+        return F.col(B.ID) == F.lit(key)
 
     # ---------------------------------------------------------------------------- pairs and scores
     def _weight_column(self) -> tuple[Column, list[Column]]:
@@ -143,7 +159,7 @@ class DedupResult(Result):
         """Every candidate pair: ``key_1, key_2, rule, match_weight, probability, gamma_<comparison>...``."""
         names = F.array(*[F.lit(n) for n in self.rule_names]) if self.rule_names else F.array()
         return self.scored.select(
-            F.col(B.ID1).alias("key_1"), F.col(B.ID2).alias("key_2"),
+            self._pair_key(B.ID1).alias("key_1"), self._pair_key(B.ID2).alias("key_2"),
             F.element_at(names, F.col(B.FIRST) + 1).alias("rule"), "match_weight", "probability",
             *[F.col(C.gamma_col(i)).alias(f"gamma_{c.label}") for i, c in enumerate(self.config.comparisons)])
 
@@ -180,7 +196,8 @@ class DedupResult(Result):
         hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
             self.scored if w < 0 else self.scored.where(F.lit(False)))
         n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
-        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2)).localCheckpoint(eager=False)
+        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2),
+                                   self.sources).localCheckpoint(eager=False)
         sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
                  .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
         return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
@@ -196,6 +213,12 @@ class DedupResult(Result):
         """One golden record per cluster: ``cluster_id, cluster_size`` and every column but the key.
         Per column the most frequent non-NULL value of the cluster, ties to the smallest value
         (deterministic), or ``golden_record(records)`` when given."""
+        if self.is_link:  # records by "<source>:<key>", without the source and key columns
+            rid = "_dq_record"
+            attrs = [c for c in self.records.columns if c not in (self.key, B.SOURCE)]
+            recs = self.records.select(record_label(self.key).alias(rid), *[col(a) for a in attrs])
+            cl = self._clusters().select(record_label(self.key).alias(rid), CLUSTER)
+            return golden_records(recs, cl, rid, self.golden_fn)
         return golden_records(self.records, self._clusters(), self.key, self.golden_fn)
 
     def _clusters(self) -> DataFrame:
@@ -224,17 +247,25 @@ class DedupResult(Result):
     def cluster_sample(self, n: int = 10, max_records: int = 10) -> pd.DataFrame:
         """The ``n`` largest duplicate clusters (ties by id) with at most ``max_records`` of their keys."""
         cl = self._clusters()
+        member = record_label(self.key) if self.is_link else col(self.key)
         rows = (cl.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE),
-                                        F.slice(F.sort_array(F.collect_list(col(self.key))), 1, max_records).alias("keys"))
+                                        F.slice(F.sort_array(F.collect_list(member)), 1, max_records).alias("keys"))
                 .where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(n).collect())
         return pd.DataFrame([{CLUSTER: r[CLUSTER], SIZE: r[SIZE], "keys": ", ".join(map(str, r["keys"]))} for r in rows],
                             columns=[CLUSTER, SIZE, "keys"])
 
     def cluster_records(self, cluster_id: Any, limit: int = 50) -> pd.DataFrame:
         """The records of one cluster side by side (at most ``limit``), sorted by key."""
-        cl = self._clusters().where(F.col(CLUSTER) == F.lit(cluster_id)).select(col(self.key).alias(_K))
-        recs = self.records.join(cl, self.records[self.key] == cl[_K]).drop(_K)
-        return pd.DataFrame([r.asDict() for r in recs.orderBy(col(self.key)).limit(limit).collect()],
+        sel = self._clusters().where(F.col(CLUSTER) == F.lit(cluster_id))
+        if self.is_link:
+            cl = sel.select(record_label(self.key).alias(_K))
+            recs = self.records.join(cl, record_label(self.key) == cl[_K]).drop(_K)
+            order = [col(B.SOURCE), col(self.key)]
+        else:
+            cl = sel.select(col(self.key).alias(_K))
+            recs = self.records.join(cl, self.records[self.key] == cl[_K]).drop(_K)
+            order = [col(self.key)]
+        return pd.DataFrame([r.asDict() for r in recs.orderBy(*order).limit(limit).collect()],
                             columns=self.records.columns)
 
     # ---------------------------------------------------------------------------- the model
@@ -262,8 +293,8 @@ class DedupResult(Result):
         columns = self.config.columns()
         carry = [C.value_col(k) for k in range(len(columns))]
         recs = self.compare_records
-        left = recs.where(F.col(B.ID) == F.lit(key_1)).select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
-        right = recs.where(F.col(B.ID) == F.lit(key_2)).select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
+        left = recs.where(self._id_is(0, key_1)).select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
+        right = recs.where(self._id_is(1, key_2)).select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
         got = C.add_levels(left.crossJoin(right), comps, columns, dict(self.dtypes)).limit(1).collect()
         if not got:
             raise ParameterError(f"no record with key {key_1!r} or {key_2!r}", hint=f"keys are values of {self.key!r}")
@@ -362,6 +393,17 @@ class DedupResult(Result):
 
     # ---------------------------------------------------------------------------- the contract
     def verdict_block(self) -> Verdict:
+        if self.is_link:
+            assert self.sources is not None and self.source_records is not None
+            sizes = (f"{self.source_records[0]:,} {self.sources[0]} and {self.source_records[1]:,} "
+                     f"{self.sources[1]} records")
+            if self.duplicate_clusters == 0:
+                return Verdict(True, "NO LINKS", f"{sizes}, {self.n_pairs:,} candidate pairs, none with match "
+                                                 f"probability >= {self.threshold:g}")
+            return Verdict(False, "LINKED", f"{self.n_matching_pairs:,} matching pairs across {sizes}: "
+                                            f"{self.duplicate_clusters:,} linked cluster(s) hold "
+                                            f"{self.records_in_duplicates:,} records (largest {self.largest_cluster})"
+                                            f"; {self.n_clusters:,} golden records")
         if self.duplicate_clusters == 0:
             return Verdict(True, "NO DUPLICATES", f"{self.n_records:,} records, {self.n_pairs:,} candidate pairs, "
                                                   f"none with match probability >= {self.threshold:g}")
@@ -385,19 +427,24 @@ class DedupResult(Result):
                 "blocking": self.block_stats.to_dict(orient="records"),
                 "model": {"prior": self.model.prior, "prior_weight": self.model.prior_weight,
                           "u_sample_pairs": self.u_pairs, "comparisons": model},
-                "em_sessions": [dict(s) for s in self.sessions], "notes": list(self.notes)}
+                "em_sessions": [dict(s) for s in self.sessions], "notes": list(self.notes),
+                **({"link": {"sources": list(self.sources), "records": dict(zip(self.sources, self.source_records or ()))}}
+                   if self.sources else {})}
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         cfg = self.config
-        blocks: list[Any] = [self.verdict_block(), Facts("What was deduplicated", {
-            "table": self.table, "key": self.key, "records": self.n_records,
+        blocks: list[Any] = [self.verdict_block(), Facts("What was linked" if self.is_link else "What was deduplicated", {
+            **({"tables": self.table, "link": "pairs only across the two tables; clusters are the connected "
+                                              "components of the cross-table matches"}
+               if self.is_link else {"table": self.table}), "key": self.key, "records": self.n_records,
             "blocking rules": len(cfg.blocking), "comparisons": ", ".join(f"{c.label} ({c.method})" for c in cfg.comparisons),
             "candidate pairs": self.n_pairs, "threshold": self.threshold,
             "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
             "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
             "prior (two random records match)": f"{self.model.prior:.3g}"})]
         blocks.append(Table("Blocking rules", self.block_stats,
-                            note="comparisons = Σ n(n−1)/2 over the rule's blocks; new_pairs = pairs no earlier "
+                            note=("comparisons = Σ n_left·n_right" if self.is_link else "comparisons = Σ n(n−1)/2")
+                                 + " over the rule's blocks; new_pairs = pairs no earlier "
                                  "rule produced (each pair is compared once); oversized blocks are skipped"))
         blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes))
         blocks.append(Table("Model", self.model_table(),
@@ -454,14 +501,31 @@ class DedupResult(Result):
         return super().save(target, overwrite, charts=charts, all_pairs=all_pairs, **frame_options)
 
 
-def cluster_records(records: DataFrame, key: str, matches: DataFrame) -> DataFrame:
+def record_label(key: str) -> Column:
+    """Linking: a record as ``"<source>:<key>"`` (the key may occur in both tables)."""
+    return F.concat_ws(":", F.col(B.SOURCE), col(key).cast("string"))
+
+
+def cluster_records(records: DataFrame, key: str, matches: DataFrame,
+                    sources: tuple[str, str] | None = None) -> DataFrame:
     """``(key, cluster_id)`` for every record: the connected components (``dqkit.components``, the
     implementation repair uses) of the ``matches`` edges (two key columns), each named by its smallest
-    key; a record without a match is its own cluster."""
+    key; a record without a match is its own cluster.
+
+    Linking (``sources``; ``records`` has a ``source`` column and the edges are ids ``struct(s, k)``):
+    ``(source, key, cluster_id)``, ``cluster_id`` the smallest record of the component (left table
+    first, then by key) as ``"<source>:<key>"``, unique across both tables."""
     from dqkit.components import connected_components
 
     a, b = matches.columns[:2]
     comps = connected_components(matches.select(col(a).alias("src"), col(b).alias("dst")))
+    if sources is not None:
+        keys = records.select(B.SOURCE, col(key).alias(_K), B.record_id(sources, key).alias("_dq_rid"))
+        c = F.coalesce(F.col("component"), F.col("_dq_rid"))
+        name = F.when(c.getField("s") == 0, F.lit(sources[0])).otherwise(F.lit(sources[1]))
+        return (keys.join(comps, keys["_dq_rid"] == comps["node"], "left")
+                .select(B.SOURCE, F.col(_K).alias(key), F.concat_ws(":", name, c.getField("k").cast("string"))
+                        .alias(CLUSTER)))
     keys = records.select(col(key).alias(_K))
     return (keys.join(comps, keys[_K] == comps["node"], "left")
             .select(F.col(_K).alias(key), F.coalesce(F.col("component"), F.col(_K)).alias(CLUSTER)))
