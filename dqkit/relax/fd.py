@@ -72,7 +72,7 @@ def compute_stats(rule: FunctionalDependency, base: DataFrame, types: dict[str, 
     groups = pairs.groupBy(*[col(c) for c in lhs]).agg(F.sum(C).alias("_dq_n"), F.count(F.lit(1)).alias("_dq_nd"))
     dirty_groups = groups.where(F.col("_dq_nd") > 1)
     dirty = (base.select(TID, *[col(c) for c in lhs], col(rhs)).where(not_null(lhs + [rhs], types))
-             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi"))
+             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi")).localCheckpoint(eager=True)
     row = dirty_groups.agg(F.count(F.lit(1)).alias("g"), F.sum("_dq_n").alias("t"),
                            F.avg("_dq_nd").alias("p")).collect()[0]
     return FDStats(rule, pairs, dirty, int(row["t"] or 0), int(row["g"] or 0), float(row["p"] or 0.0))
@@ -93,10 +93,17 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
     it = 0
     while True:
         it += 1
-        found = d.join(frontier.select(*[col(c) for c in lhs]).distinct(), on=lhs, how="left_semi")
+        # the frontier's values are at most as many as its tuples: broadcast them, scan the dirty tuples once
+        # (flags from two broadcast left joins: no shuffle of the dirty tuples, no duplicate to remove)
+        kx = frontier.select(*[col(c) for c in lhs]).distinct().withColumn("_dq_fx", F.lit(True))
+        found = d.join(F.broadcast(kx), on=lhs, how="left")
+        hit = F.col("_dq_fx").isNotNull()
         if mode != "lhs-once":
-            found = found.unionByName(d.join(frontier.select(col(rhs)).distinct(), on=[rhs], how="left_semi"))
-        extra = found.distinct().join(relaxed, TID, "left_anti").localCheckpoint(eager=True)
+            ky = frontier.select(col(rhs)).distinct().withColumn("_dq_fy", F.lit(True))
+            found = found.join(F.broadcast(ky), on=[rhs], how="left")
+            hit = hit | F.col("_dq_fy").isNotNull()
+        found = found.where(hit).select(TID, *[col(c) for c in lhs], col(rhs))
+        extra = found.join(F.broadcast(relaxed), TID, "left_anti").localCheckpoint(eager=True)
         rows = extra.select(TID).orderBy(TID).limit(sample + 1).collect()
         added = extra.count() if len(rows) > sample else len(rows)  # a second job only past the sample
         trace.append({"rule": stats.rule.name, "iteration": it, "added": added,
