@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -44,7 +44,7 @@ def equivalence_classes(fixes: DataFrame, key: str | None = None) -> tuple[DataF
     if key is not None:
         eq = eq.where((F.col("attr") != key) & (F.col("rhs_attr") != key))
     edges = eq.select(_cell("tid", "attr").alias("src"), _cell("rhs_tid", "rhs_attr").alias("dst"), "rule")
-    run = run_connected_components(_star_reduced(edges.select("src", "dst")))
+    run = run_connected_components(edges.select("src", "dst"))
     cls = run.components
     cells = (eq.select("tid", "attr", "value")
              .union(eq.select(F.col("rhs_tid").alias("tid"), F.col("rhs_attr").alias("attr"),
@@ -54,18 +54,6 @@ def equivalence_classes(fixes: DataFrame, key: str | None = None) -> tuple[DataF
     rules = (edges.join(cls, edges["src"] == cls["node"]).groupBy(F.col("component").alias("class"))
              .agg(F.array_sort(F.collect_set("rule")).alias("rules")))
     return cells, rules, run.iterations
-
-
-def _star_reduced(pairs: DataFrame) -> DataFrame:
-    """Edges with the components of ``pairs (src, dst)`` but linear in the class sizes: every cell ``s``
-    and each of its fix partners ``d`` link to ``m(s)``, the smallest of ``s``'s partners. An FD's
-    group of k cells yields k(k-1) pairwise fixes; after this step (and the distinct) about k edges
-    remain, all on the group's smallest cells. Same components: each pair ``(s, d)`` stays connected
-    through ``m(s)``, and every new edge joins two neighbours of one cell."""
-    m = F.min("dst").over(Window.partitionBy("src"))
-    w = pairs.select("src", "dst", m.alias("_dq_m"))
-    return (w.select(F.col("dst").alias("src"), F.col("_dq_m").alias("dst"))
-            .union(w.select("src", F.col("_dq_m").alias("dst"))).distinct())
 
 
 def equivalence_class_repair(fixes: DataFrame, key: str | None = None,
