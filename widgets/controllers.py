@@ -158,6 +158,18 @@ class TableListing(_Observable):
         """(column, type) pairs of ``table``."""
         return [(f.name, f.dataType.simpleString()) for f in self.frames[table].schema.fields]
 
+    def check(self, table: str | None) -> None:
+        """Refuse a table the source does not hold (``None``, no table chosen, is allowed)."""
+        if table is not None and table not in self.frames:
+            raise ParameterError(f"no table {table!r} in {self.label}",
+                                 hint=f"tables: {', '.join(self.tables) or 'none'}")
+
+    def frame(self, table: str | None) -> DataFrame:
+        """``table`` as a DataFrame; a clear error when no table is chosen."""
+        if table not in self.frames:
+            raise ParameterError("no table is chosen", hint=f"tables: {', '.join(self.tables) or 'none'}")
+        return self.frames[table]
+
     def refresh(self) -> None:
         """Re-read the source's table list (new or dropped tables show up); keeps known row counts."""
         try:

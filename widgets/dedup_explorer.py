@@ -153,15 +153,11 @@ class DedupController(RunController):
         return self.listing.schema(self.table) if self.table in self.listing.frames else []
 
     def frame(self) -> Any:
-        if self.table not in self.listing.frames:
-            raise ParameterError("no table is chosen", hint=f"tables: {', '.join(self.tables) or 'none'}")
-        return self.listing.frames[self.table]
+        return self.listing.frame(self.table)
 
     # ----- selections
     def select_table(self, table: str | None) -> None:
-        if table is not None and table not in self.listing.frames:
-            raise ParameterError(f"no table {table!r} in {self.listing.label}",
-                                 hint=f"tables: {', '.join(self.tables) or 'none'}")
+        self.listing.check(table)
         self.table = table
         names = [c for c, _ in self.columns()]
         if self.key not in names:

@@ -162,15 +162,11 @@ class RulesController(_Observable):
 
     def frame(self) -> Any:
         """The chosen table as a DataFrame."""
-        if self.table not in self.listing.frames:
-            raise ParameterError("no table is chosen", hint=f"tables: {', '.join(self.tables) or 'none'}")
-        return self.listing.frames[self.table]
+        return self.listing.frame(self.table)
 
     def select_table(self, table: str | None) -> None:
         """Choose the table the rules are written for; the rules are checked again against its columns."""
-        if table is not None and table not in self.listing.frames:
-            raise ParameterError(f"no table {table!r} in {self.listing.label}",
-                                 hint=f"tables: {', '.join(self.tables) or 'none'}")
+        self.listing.check(table)
         self.table = table
         self._changed("table")
         self.set_text(self.text)
