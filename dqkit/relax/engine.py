@@ -31,7 +31,7 @@ from dqkit.errors import DqkitError, ParameterError, RuleError, UnknownTableErro
 from dqkit.relax import dc as dcmod
 from dqkit.relax import fd as fdmod
 from dqkit.relax.cost import CostModel
-from dqkit.relax.model import CAND_TYPE, CHECKED, TID, WORLD_RHS, cand_col, possible, possible_values
+from dqkit.relax.model import CAND_PREFIX, CAND_TYPE, CHECKED, TID, WORLD_RHS, cand_col, possible, possible_values
 from dqkit.relax.sql import BoolOp, Cond, Pred, Query, aliases_of, conjuncts_of, parse_query
 from dqkit.rules import DenialConstraint, FunctionalDependency, as_rules, validate_rules
 from dqkit.sparkutil import cancellable, col
@@ -39,6 +39,7 @@ from dqkit.violations import tuple_ids
 
 ProgressFn = Callable[[str, str, int, int], None]
 STRATEGIES = ("auto", "incremental", "full")
+BROADCAST_DELTA_ROWS = 2_000_000
 
 
 class StateMismatchError(DqkitError):
@@ -53,7 +54,8 @@ class _Table:
     base: DataFrame  # TID + original columns (persisted)
     types: dict[str, str]
     columns: list[str]
-    prob: DataFrame
+    delta: DataFrame  # TID, CHECKED, candidate columns: only the tuples cleaning touched (persisted)
+    delta_rows: int = 0
     fds: list[FunctionalDependency] = field(default_factory=list)
     dcs: list[DenialConstraint] = field(default_factory=list)
     stats: dict[str, fdmod.FDStats] = field(default_factory=dict)
@@ -63,6 +65,28 @@ class _Table:
     fingerprint: str | None = None
     dc_checked_ranges: dict[str, set[int]] = field(default_factory=dict)
     dc_estimates: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prob(self) -> DataFrame:
+        """The probabilistic table: every base tuple, with the candidates and checks the delta holds.
+
+        Cleaning writes only the delta (the cells it changed and the checks it made), so an update costs
+        the size of the delta, not of the table (the paper's outer join of dataset and fixes, R11, is this
+        view); a delta of at most ``BROADCAST_DELTA_ROWS`` rows is broadcast, so reading the view is a scan."""
+        d = F.broadcast(self.delta) if self.delta_rows <= BROADCAST_DELTA_ROWS else self.delta
+        cands = [c for c in self.delta.columns if c.startswith(CAND_PREFIX)]
+        return self.base.join(d, TID, "left").select(
+            TID, *[col(c) for c in self.columns],
+            F.coalesce(col(CHECKED), F.array().cast("array<string>")).alias(CHECKED), *[col(c) for c in cands])
+
+    def set_delta(self, delta: DataFrame) -> None:
+        """Keep only the tuples with a candidate or a check, persisted (the next query starts from it)."""
+        cands = [c for c in delta.columns if c.startswith(CAND_PREFIX)]
+        keep = F.size(F.coalesce(col(CHECKED), F.array().cast("array<string>"))) > 0
+        for c in cands:
+            keep = keep | col(c).isNotNull()
+        self.delta = delta.where(keep).localCheckpoint(eager=True)
+        self.delta_rows = self.delta.count()
 
     @property
     def rule_names(self) -> list[str]:
@@ -153,8 +177,9 @@ class Daisy:
             raise UnknownColumnError(f"table {name!r}: unknown key column {key!r}", hint=f"columns: {', '.join(types)}")
         cols = list(df.columns)
         base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).localCheckpoint(eager=True)
-        prob = base.withColumn(CHECKED, F.array().cast("array<string>"))
-        self.tables[name] = _Table(name, source, key, base, types, cols, prob)
+        delta = self.spark.createDataFrame([], T.StructType([T.StructField(TID, T.StringType()),
+                                                              T.StructField(CHECKED, T.ArrayType(T.StringType()))]))
+        self.tables[name] = _Table(name, source, key, base, types, cols, delta)
         return self
 
     def add_rules(self, table: str, rules: Any) -> Daisy:
@@ -189,8 +214,8 @@ class Daisy:
                     t.dcs.append(r)
             names.add(r.name)
         for c in t.rule_columns:
-            if cand_col(c) not in t.prob.columns:
-                t.prob = t.prob.withColumn(cand_col(c), F.lit(None).cast(CAND_TYPE))
+            if cand_col(c) not in t.delta.columns:
+                t.delta = t.delta.withColumn(cand_col(c), F.lit(None).cast(CAND_TYPE))
         t.fully_checked = False
         t.cost = None
         return self
@@ -306,7 +331,8 @@ class Daisy:
     def _clean_sigma(self, t: _Table, sel: DataFrame, step: dict[str, Any], injected: list[dict[str, Any]],
                      trace: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> None:
         """clean_σ on one table: relax, decide (cost model), clean the unchecked relaxed tuples, update."""
-        answer = sel.select(TID).localCheckpoint(eager=True)
+        # the answer keeps its rule attributes: relaxation starts from them without re-reading the table
+        answer = sel.select(TID, *[col(c) for c in t.rule_columns]).localCheckpoint(eager=True)
         q_i = answer.count()
         by_name = {r.name: r for r in [*t.fds, *t.dcs]}
         fd_rules = [(by_name[r["rule"]], r["mode"]) for r in injected if isinstance(by_name[r["rule"]], FunctionalDependency)]
@@ -316,9 +342,9 @@ class Daisy:
             if t.fully_checked:
                 trace.append({"table": t.name, "rule": ", ".join(r.name for r, _ in fd_rules), "iteration": 0,
                               "added": 0, "sample": [], "note": "table fully cleaned: no relaxation needed"})
-                relaxed = answer
+                relaxed = answer.select(TID)
             else:
-                relaxed = answer
+                relaxed = answer.select(TID)
                 for fd, mode in fd_rules:
                     before = len(trace)
                     rx = fdmod.relax(t.stats[fd.name], t.base, answer, mode, trace)
@@ -327,13 +353,11 @@ class Daisy:
                         tr["mode"] = mode
                     relaxed = relaxed.unionByName(rx)
                 relaxed = relaxed.distinct()
-            to_clean = relaxed.join(unchecked_all, TID, "left_semi")
-            dirty_any = fdmod._union_ids([t.stats[f.name].dirty.select(TID) for f in t.fds])
-            flags = (relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left")
-                     .join(dirty_any.select(TID, F.lit(1).alias("_dq_d")), TID, "left"))
+            # ε_i: the relaxed tuples still to clean (unchecked tuples of dirty groups), kept once for the count and the cleaning
+            flags = relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left").localCheckpoint(eager=True)
+            to_clean = flags.where(F.col("_dq_u").isNotNull()).select(TID)
             row = flags.agg(F.count(F.lit(1)).alias("n"),
-                            F.sum(F.when(F.col("_dq_u").isNotNull() & F.col("_dq_d").isNotNull(), 1).otherwise(0)).alias("e")
-                            ).collect()[0]
+                            F.sum(F.when(F.col("_dq_u").isNotNull(), 1).otherwise(0)).alias("e")).collect()[0]
             n_relaxed, eps_i = int(row["n"]), int(row["e"] or 0)
             assert t.cost is not None
             d = t.cost.decide(q_i, max(0, n_relaxed - q_i), eps_i)
@@ -349,51 +373,68 @@ class Daisy:
             t.cost.record(d, q_i, eps_i)
             decisions.append(d)
         for rule in dc_rules:
-            self._clean_dc(t, rule, answer, trace, decisions)
+            self._clean_dc(t, rule, answer.select(TID), trace, decisions)
 
     def _clean_tuples(self, t: _Table, ids: DataFrame, fd_only: bool = False) -> None:
         """Recompute the FD cells of ``ids`` under all FDs of the table and update it in place (R11)."""
         ids = ids.select(TID).distinct()
-        if t.fds:
+        if t.fds and fdmod.single_side(t.fds):
+            # ids are unchecked tuples of dirty groups, so the lookup gives every one of them a row
+            wide = fdmod.fd_cells_by_lookup(t.fds, t.stats, ids, t.rule_columns)
+            self._update(t, None, ids, ["fd"], [f.name for f in t.fds], wide=wide, wide_is_ids=True)
+        elif t.fds:
             cells, cleaned = fdmod.fd_candidates(t.fds, t.stats, t.base, ids, t.types)
             self._update(t, cells, ids, ["fd"], [f.name for f in t.fds])
 
-    def _update(self, t: _Table, cells: DataFrame, ids: DataFrame, sources: list[str], rules: list[str]) -> None:
+    def _update(self, t: _Table, cells: DataFrame | None, ids: DataFrame, sources: list[str], rules: list[str],
+                wide: DataFrame | None = None, wide_is_ids: bool = False) -> None:
         """Replace the candidates of ``sources`` in the cells of ``ids`` and mark ``rules`` checked there:
-        a left outer join of the table with the new cells (R11), then a local checkpoint (the next
-        query starts from the stored table, not from a growing plan)."""
-        cells = cells.withColumn("p", F.col("support").cast("double") / F.col("n").cast("double"))
-        arr = (cells.select(TID, "attr", F.struct(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in CAND_TYPE.elementType.fields])  # type: ignore[union-attr]
-                            .alias("c"))
-               .groupBy(TID, "attr").agg(F.sort_array(F.collect_list("c")).cast(CAND_TYPE).alias("cs")))
+        a full outer join of the delta with the new cells (R11: the table's outer join with the fixes,
+        restricted to the tuples cleaning ever touched), then a local checkpoint. The new cells come as
+        long rows (``cells``) or already one row per tuple (``wide``: TID, ``_dq_new_<c>``)."""
         cols = [c for c in t.rule_columns]
-        wide = arr.groupBy(TID).agg(*[F.first(F.when(F.col("attr") == c, F.col("cs")), ignorenulls=True).alias("_dq_new_" + c)
-                                      for c in cols])
-        marked = ids.select(TID, F.lit(True).alias("_dq_hit")).join(wide, TID, "left")
-        j = t.prob.join(marked, TID, "left")
+        if wide is None:
+            assert cells is not None
+            cells = cells.withColumn("p", F.col("support").cast("double") / F.col("n").cast("double"))
+            arr = (cells.select(TID, "attr", F.struct(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in CAND_TYPE.elementType.fields])  # type: ignore[union-attr]
+                                .alias("c"))
+                   .groupBy(TID, "attr").agg(F.sort_array(F.collect_list("c")).cast(CAND_TYPE).alias("cs")))
+            wide = arr.groupBy(TID).agg(*[F.first(F.when(F.col("attr") == c, F.col("cs")), ignorenulls=True).alias("_dq_new_" + c)
+                                          for c in cols])
+        if wide_is_ids:  # one row per tuple of ids already
+            marked = wide.withColumn("_dq_hit", F.lit(True))
+        else:
+            marked = ids.select(TID, F.lit(True).alias("_dq_hit")).join(wide, TID, "left")
+        j = t.delta.join(marked, TID, "full_outer")
         hit = F.coalesce(F.col("_dq_hit"), F.lit(False))
         srcs = F.array(*[F.lit(s) for s in sources])
         out = []
-        for c in t.prob.columns:
-            if c.startswith("_dq_cand_") and c[len("_dq_cand_"):] in cols:
-                a = c[len("_dq_cand_"):]
+        for c in t.delta.columns:
+            if c.startswith(CAND_PREFIX) and c[len(CAND_PREFIX):] in cols:
+                a = c[len(CAND_PREFIX):]
                 kept = F.filter(F.coalesce(col(c), F.array().cast(CAND_TYPE)), lambda x: ~F.array_contains(srcs, x["source"]))
                 merged = F.concat(kept, F.coalesce(col("_dq_new_" + a), F.array().cast(CAND_TYPE)))
                 merged = F.when(F.size(merged) == 0, F.lit(None).cast(CAND_TYPE)).otherwise(F.array_sort(merged))
                 out.append(F.when(hit, merged).otherwise(col(c)).alias(c))
             elif c == CHECKED:
-                out.append(F.when(hit, F.array_sort(F.array_union(col(c), F.array(*[F.lit(r) for r in rules]))))
-                           .otherwise(col(c)).alias(c))
+                out.append(_with_checks(hit, rules))
             else:
                 out.append(col(c))
-        t.prob = j.select(*out).localCheckpoint(eager=True)
+        t.set_delta(j.select(*out))
+
+    def _mark(self, t: _Table, ids: DataFrame, rules: list[str]) -> None:
+        """Mark ``rules`` checked on the tuples of ``ids`` (the delta only)."""
+        marks = ids.select(TID, F.lit(True).alias("_dq_mark")).distinct()
+        j = t.delta.join(marks, TID, "full_outer")
+        t.set_delta(j.select(*[_with_checks(F.coalesce(F.col("_dq_mark"), F.lit(False)), rules) if c == CHECKED
+                               else col(c) for c in t.delta.columns]))
 
     def _clean_dc(self, t: _Table, rule: DenialConstraint, answer: DataFrame, trace: list[dict[str, Any]],
                   decisions: list[dict[str, Any]]) -> None:
         """clean_σ for a DC: Estimate_Errors decides partial or full; pairs of result x unseen (R21–R26)."""
         from dqkit.detect import restricted_pairs
 
-        checked = t.prob.where(F.array_contains(col(CHECKED), rule.name)).select(TID)
+        checked = t.delta.where(F.array_contains(col(CHECKED), rule.name)).select(TID)
         unseen = t.base.join(checked, TID, "left_anti")
         mine = answer.join(checked, TID, "left_anti")
         if rule.name not in t.dc_estimates:
@@ -445,11 +486,7 @@ class Daisy:
 
     def _update_dc(self, t: _Table, cells: DataFrame, checked: DataFrame, targets: DataFrame, rule: DenialConstraint) -> None:
         self._update(t, cells, targets, [rule.name], [])
-        marks = checked.select(TID, F.lit(True).alias("_dq_mark"))
-        j = t.prob.join(marks, TID, "left")
-        t.prob = j.select(*[F.when(F.col("_dq_mark"), F.array_sort(F.array_union(col(CHECKED), F.array(F.lit(rule.name)))))
-                            .otherwise(col(CHECKED)).alias(CHECKED) if c == CHECKED else col(c) for c in t.prob.columns]
-                          ).localCheckpoint(eager=True)
+        self._mark(t, checked, [rule.name])
 
     def clean_all(self, name: str) -> None:
         """Offline full cleaning of a table with the same kernel: every unchecked tuple, every rule."""
@@ -615,10 +652,10 @@ class Daisy:
                 raise StateMismatchError(f"the state in {p} identifies {name!r} by {m['key']!r}, not {t.key!r}",
                                          hint="give the same --key as before, or a new state folder")
             prob = self.spark.read.parquet((p / "tables" / name).as_posix())
-            for c in t.prob.columns:
+            for c in t.delta.columns:
                 if c not in prob.columns:
-                    prob = prob.withColumn(c, F.lit(None).cast(t.prob.schema[c].dataType))
-            t.prob = prob.select(*t.prob.columns).localCheckpoint(eager=True)
+                    prob = prob.withColumn(c, F.lit(None).cast(t.delta.schema[c].dataType))
+            t.set_delta(prob.select(*t.delta.columns))
             for rn in m.get("pairs", []):
                 t.pairs[rn] = self.spark.read.parquet((p / "pairs" / name / rn).as_posix()).localCheckpoint(eager=True)
             if m.get("cost") and sorted(m["rules"]) == sorted(t.rule_names):
@@ -628,12 +665,29 @@ class Daisy:
         return True
 
 
+def _with_checks(hit: Column, rules: Sequence[str]) -> Column:
+    """The ``CHECKED`` column of a delta row after marking ``rules`` where ``hit``."""
+    have = F.coalesce(col(CHECKED), F.array().cast("array<string>"))
+    if not rules:
+        return have.alias(CHECKED)
+    return F.when(hit, F.array_sort(F.array_union(have, F.array(*[F.lit(r) for r in rules])))).otherwise(have).alias(CHECKED)
+
+
+def _dirty_ids(t: _Table) -> DataFrame:
+    """TIDs of the tuples in a dirty group of some FD of the table (R20: only they can need cleaning)."""
+    return fdmod._union_ids([t.stats[f.name].dirty.select(TID) for f in t.fds])
+
+
 def _unchecked(t: _Table, names: Sequence[str]) -> DataFrame:
-    """TIDs of the tuples some of the rules ``names`` have not checked yet (R19)."""
+    """TIDs of the tuples of dirty FD groups that some of the FDs ``names`` have not checked yet (R19).
+
+    A tuple of a group that is clean under every FD never needs an FD check (the statistics of R20
+    prove it), so FD checks are recorded on the tuples of dirty groups only and the delta stays small."""
     if not names:
-        return t.prob.where(F.lit(False)).select(TID)
-    return t.prob.where(~F.forall(F.array(*[F.lit(n) for n in names]),
+        return t.base.where(F.lit(False)).select(TID)
+    done = t.delta.where(F.forall(F.array(*[F.lit(n) for n in names]),
                                   lambda x: F.array_contains(col(CHECKED), x))).select(TID)
+    return _dirty_ids(t).join(done, TID, "left_anti")
 
 
 def _and(cs: list[Column]) -> Column:

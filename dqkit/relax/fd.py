@@ -24,7 +24,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from dqkit.relax.model import TID, WORLD_RHS, world_of_lhs
+from dqkit.relax.model import CAND_TYPE, TID, WORLD_RHS, world_of_lhs
 from dqkit.rules import FunctionalDependency
 from dqkit.sparkutil import col
 from dqkit.violations import not_null
@@ -89,7 +89,10 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
     lhs, rhs = stats.lhs, stats.rhs
     d = stats.dirty
     relaxed = answer.select(TID)  # a union of checkpointed pieces: a short plan
-    frontier = base.join(relaxed, TID, "left_semi").select(TID, *[col(c) for c in lhs], col(rhs))
+    if set(lhs) | {rhs} <= set(answer.columns):  # the answer carries its rule attributes: no table read
+        frontier = answer.select(TID, *[col(c) for c in lhs], col(rhs))
+    else:
+        frontier = base.join(relaxed, TID, "left_semi").select(TID, *[col(c) for c in lhs], col(rhs))
     it = 0
     while True:
         it += 1
@@ -118,13 +121,19 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
 
 
 def _union_distribution(targets: DataFrame, base: DataFrame, conds: list[list[str]], target: list[str],
-                        types: dict[str, str]) -> DataFrame:
+                        types: dict[str, str], pairs: DataFrame | None = None) -> DataFrame:
     """(TID, target..., _dq_c, _dq_n): the distribution of ``target`` over the tuples sharing any of
-    the condition attribute sets with each tuple, every supporting tuple counted once (R27)."""
+    the condition attribute sets with each tuple, every supporting tuple counted once (R27).
+
+    ``pairs``: the FD's precomputed co-occurrence counts (R20) when one FD alone gives the condition;
+    they are the counts a group-by of the table would give, so the table is not read again."""
     if len(conds) == 1:
         cnd = conds[0]
-        counts = (base.where(not_null(cnd + target, types))
-                  .groupBy(*[col(c) for c in cnd + target]).agg(F.count(F.lit(1)).alias(C)))
+        if pairs is not None:
+            counts = pairs.select(*[col(c) for c in cnd + target], C)
+        else:
+            counts = (base.where(not_null(cnd + target, types))
+                      .groupBy(*[col(c) for c in cnd + target]).agg(F.count(F.lit(1)).alias(C)))
         dist = targets.select(TID, *[col(c) for c in cnd]).join(counts, on=cnd).select(TID, *[col(c) for c in target], C)
     else:
         parts = []
@@ -147,8 +156,8 @@ def fd_candidates(fds: Sequence[FunctionalDependency], stats: dict[str, FDStats]
     Returns ``(cells, cleaned)``: ``cells`` has one row per (TID, attr, world, candidate) with
     ``value, support, n`` and ``cleaned`` the TIDs whose FD cells were recomputed (the dirty ones).
     """
-    sb = base.join(clean, TID, "left_semi")
-    dirty_of = {fd.name: stats[fd.name].dirty.select(TID).join(clean, TID, "left_semi") for fd in fds}
+    sb = base.join(clean, TID, "left_semi")  # read only for several FDs sharing a side (the union of R27)
+    dirty_of = {fd.name: stats[fd.name].dirty.join(clean, TID, "left_semi") for fd in fds}
     rows: list[DataFrame] = []
 
     def add(dist: DataFrame, targets: DataFrame, target: list[str], world: str) -> None:
@@ -164,15 +173,18 @@ def fd_candidates(fds: Sequence[FunctionalDependency], stats: dict[str, FDStats]
     for fd in fds:
         by_rhs.setdefault(fd.rhs[0], []).append(fd)
         by_lhs.setdefault(tuple(fd.lhs), []).append(fd)
+    def side(rs: list[FunctionalDependency]) -> tuple[DataFrame, DataFrame | None]:
+        if len(rs) == 1:  # one FD: its dirty tuples carry the attributes, its pairs the counts
+            return dirty_of[rs[0].name], stats[rs[0].name].pairs
+        return sb.join(_union_ids([dirty_of[r.name].select(TID) for r in rs]), TID, "left_semi"), None
+
     for y, rs in by_rhs.items():
-        ids = _union_ids([dirty_of[r.name] for r in rs])
-        targets = sb.join(ids, TID, "left_semi")
-        dist = _union_distribution(targets, base, [list(r.lhs) for r in rs], [y], types)
+        targets, pairs = side(rs)
+        dist = _union_distribution(targets, base, [list(r.lhs) for r in rs], [y], types, pairs)
         add(dist, targets, [y], WORLD_RHS)
     for x, rs in by_lhs.items():
-        ids = _union_ids([dirty_of[r.name] for r in rs])
-        targets = sb.join(ids, TID, "left_semi")
-        dist = _union_distribution(targets, base, [[r.rhs[0]] for r in rs], list(x), types)
+        targets, pairs = side(rs)
+        dist = _union_distribution(targets, base, [[r.rhs[0]] for r in rs], list(x), types, pairs)
         add(dist, targets, list(x), world_of_lhs(x))
     cells = rows[0]
     for r in rows[1:]:
@@ -182,7 +194,7 @@ def fd_candidates(fds: Sequence[FunctionalDependency], stats: dict[str, FDStats]
              .where(~((F.col("_dq_k") == 1) & (F.col("value") == F.col("_dq_orig"))))  # R6: trivial worlds
              .select(TID, "attr", "world", F.lit("value").alias("kind"), "value",
                      F.lit(None).cast("string").alias("op"), "support", "n", F.lit("fd").alias("source")))
-    cleaned = _union_ids(list(dirty_of.values()))
+    cleaned = _union_ids([d.select(TID) for d in dirty_of.values()])
     return cells, cleaned
 
 
@@ -191,3 +203,69 @@ def _union_ids(frames: Sequence[DataFrame]) -> DataFrame:
     for f in frames[1:]:
         out = out.unionByName(f)
     return out.distinct() if len(frames) > 1 else out
+
+
+def _dist_array(counts: DataFrame, by: list[str], value: str, world: str, name: str) -> DataFrame:
+    """(by..., name): per group of ``by``, the distribution of ``value`` as candidates of ``world``
+    (support = co-occurrence count, n = the group's total), for groups with more than one value only:
+    a one-value distribution is the tuple's own value, which R6 never materialises."""
+    g = counts.groupBy(*[col(c) for c in by]).agg(
+        F.sum(C).alias("_dq_n"), F.count(F.lit(1)).alias("_dq_k"),
+        F.collect_list(F.struct(col(value).cast("string").alias("v"), F.col(C).cast("long").alias("c"))).alias("_dq_l"))
+    arr = F.transform(F.col("_dq_l"), lambda x: F.struct(
+        F.lit(world).alias("world"), F.lit("value").alias("kind"), x["v"].alias("value"),
+        F.lit(None).cast("string").alias("op"), (x["c"].cast("double") / F.col("_dq_n").cast("double")).alias("p"),
+        x["c"].alias("support"), F.col("_dq_n").cast("long").alias("n"), F.lit("fd").alias("source")))
+    return g.where(F.col("_dq_k") > 1).select(*[col(c) for c in by], F.sort_array(arr).cast(CAND_TYPE).alias(name))
+
+
+def group_candidates(stats: FDStats) -> dict[str, DataFrame]:
+    """The candidate arrays of one FD per group, built once from its co-occurrence counts (R20):
+    ``{rhs: (lhs..., arr)}`` for world A of each dirty lhs group and ``{a: (rhs, arr)}`` for world
+    ``B:<lhs>`` of each rhs value, per lhs attribute ``a`` (the marginals of a multi-attribute lhs).
+    A tuple's cells are then lookups of its lhs and rhs values, as the table-wide counts make them."""
+    if "groups" not in stats.extra:
+        lhs, rhs, world_b = stats.lhs, stats.rhs, world_of_lhs(stats.lhs)
+        out = {rhs: _dist_array(stats.pairs, lhs, rhs, WORLD_RHS, "_dq_arr").localCheckpoint(eager=True)}
+        for a in lhs:
+            counts = stats.pairs.groupBy(col(rhs), col(a)).agg(F.sum(C).alias(C))
+            out[a] = _dist_array(counts, [rhs], a, world_b, "_dq_arr").localCheckpoint(eager=True)
+        stats.extra["groups"] = out
+    return stats.extra["groups"]
+
+
+def single_side(fds: Sequence[FunctionalDependency]) -> bool:
+    """True when no two FDs share an rhs or an lhs: each cell then has one FD per world, and its
+    candidates are a lookup in that FD's ``group_candidates`` (no union of supporting tuples, R27)."""
+    rhs = [fd.rhs[0] for fd in fds]
+    lhs = [tuple(fd.lhs) for fd in fds]
+    return len(set(rhs)) == len(rhs) and len(set(lhs)) == len(lhs)
+
+
+def fd_cells_by_lookup(fds: Sequence[FunctionalDependency], stats: dict[str, FDStats], clean: DataFrame,
+                       columns: Sequence[str]) -> DataFrame:
+    """``(TID, _dq_new_<c>...)`` for the dirty tuples of ``clean`` under FDs that share no side
+    (``single_side``): the same candidate arrays ``fd_candidates`` gives, by lookups of each tuple's
+    lhs and rhs values in ``group_candidates`` (broadcast: one per dirty group or rhs value)."""
+    parts = []
+    for fd in fds:
+        st = stats[fd.name]
+        groups = group_candidates(st)
+        t = st.dirty.join(clean, TID, "left_semi")
+        t = t.join(F.broadcast(groups[st.rhs].withColumnRenamed("_dq_arr", "_dq_new_" + st.rhs)), on=st.lhs, how="left")
+        for a in st.lhs:
+            t = t.join(F.broadcast(groups[a].withColumnRenamed("_dq_arr", "_dq_new_" + a)), on=[st.rhs], how="left")
+        parts.append(t.select(TID, *[col("_dq_new_" + a) for a in [st.rhs, *st.lhs]]))
+    empty = F.array().cast(CAND_TYPE)
+    if len(parts) == 1:
+        out = parts[0]
+    else:
+        u = parts[0]
+        for p in parts[1:]:
+            u = u.unionByName(p, allowMissingColumns=True)
+        attrs = [c for c in u.columns if c != TID]
+        u = u.groupBy(TID).agg(*[F.flatten(F.collect_list(F.coalesce(col(c), empty))).alias(c) for c in attrs])
+        out = u.select(TID, *[F.when(F.size(col(c)) == 0, F.lit(None).cast(CAND_TYPE)).otherwise(col(c)).alias(c)
+                              for c in attrs])
+    return out.select(TID, *[(col("_dq_new_" + c) if "_dq_new_" + c in out.columns else F.lit(None).cast(CAND_TYPE))
+                             .alias("_dq_new_" + c) for c in columns])
