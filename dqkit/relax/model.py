@@ -9,7 +9,12 @@ Representation (the choice, written down once):
   - ``_dq_tid``: the tuple id (the user's key as text, or dqkit's deterministic content id);
   - ``_dq_cand_<col>`` for every rule attribute: ``NULL`` for a cell no cleaning changed, else
     ``array<struct<world, kind, value, op, p, support, n, source>>`` (``CAND_TYPE``);
-  - ``_dq_checked``: the names of the rules that have already checked the tuple (R19).
+  - ``_dq_checked``: the names of the rules that have already checked the tuple (R19). FD checks are
+    recorded on tuples of dirty lhs groups only: the group statistics (R20) prove that the others
+    violate no FD, so they never need a check.
+
+* Storage: the engine keeps only a *delta* (the tuples with a candidate or a check) and shows the
+  table as the base left-joined with it (``Daisy.table``), so an update costs the delta, not the table.
 
 * One candidate: ``world`` (the candidate pair / possible world it belongs to, R6), ``kind``
   (``value`` or ``range``), ``value`` (the value as text, or the bound of a range), ``op`` (the range
