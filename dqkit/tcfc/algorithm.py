@@ -112,6 +112,7 @@ class JobRecord:
     source_sql: str = ""
     target_sql: str = ""
     queries: int = 2                                     # 1 when both sides were compared inside Spark
+    statistics: str = ""                                 # P4: sides answered from exact statistics, and how
     equal_sample: list = field(default_factory=list)   # a few equal fragments (values, aggregates) for trees
     equal_more: int = 0                                  # equal fragments beyond the sample
 
@@ -256,8 +257,9 @@ class Scheduler:
                  progress: Callable[[str, str, int, int], None] | None = None,
                  on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
                  cancel: threading.Event | None = None, started: float | None = None,
-                 compare_in_spark: bool = True) -> None:
+                 compare_in_spark: bool = True, statistics: bool = False) -> None:
         self.spec = spec
+        self.statistics = statistics
         self.compare_in_spark = compare_in_spark
         self.pool = pool
         self.budget = budget
@@ -342,7 +344,20 @@ class Scheduler:
         lv = pair.levels[job.level - 1]
         src_engine, tgt_engine = bp.source.engine, bp.target.engine
         deadline = self.deadline
-        if self.compare_in_spark and isinstance(src_engine, SparkEngine) and isinstance(tgt_engine, SparkEngine) \
+        stats_used: dict[str, str] = {}
+        if self._statistics_apply(job, lv):
+            # P4: an X = ∅ COUNT root answered from a side's exact statistics; the other side (or a side
+            # without them) runs its query. Each side in its own thread, so the deadline still applies.
+            def side_call(b: Any, role: str) -> Any:
+                row, origin = b.engine.exact_statistics(b, lv.A)
+                if row is not None:
+                    stats_used[role] = origin
+                    return [row], 0
+                return b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values, deadline)
+
+            calls = [_SideCall(lambda b=b, r=r: side_call(b, r)) for b, r in ((bp.source, "source"),
+                                                                              (bp.target, "target"))]
+        elif self.compare_in_spark and isinstance(src_engine, SparkEngine) and isinstance(tgt_engine, SparkEngine) \
                 and src_engine.spark is tgt_engine.spark:
             # one engine holds both sides: compare there, fetch only differing fragments (P2 at its cheapest)
             def both() -> Any:
@@ -396,13 +411,24 @@ class Scheduler:
         rec = self._record(job, "done", time.monotonic() - t, calls, bp, diffs,
                            (len(src_rows), len(tgt_rows), src_bytes, tgt_bytes))
         rec.equal_sample, rec.equal_more = equal[:EQUAL_SAMPLE], max(0, len(equal) - EQUAL_SAMPLE)
-        rec.queries = len(calls)
+        rec.queries = len(calls) - len(stats_used)
+        if stats_used:
+            rec.statistics = "; ".join(f"{role}: {origin}" for role, origin in sorted(stats_used.items()))
+            if len(stats_used) == 2:
+                rec.source_sql = rec.target_sql = "(statistics)"
+            else:
+                setattr(rec, f"{next(iter(stats_used))}_sql", "(statistics)")
         self.state.report += diffs
         self.state.examined[pair.name] = max(self.state.examined.get(pair.name, 0), job.level)
         self._children(bp, job, diffs)
         if self.on_job is not None:
             self.on_job(rec, diffs)
         return diffs
+
+    def _statistics_apply(self, job: Job, lv: Any) -> bool:
+        """P4 applies to a root job at level 1 with X = ∅ whose aggregates are all counts, when asked for."""
+        return (self.statistics and job.kind == ROOT and job.level == 1 and not lv.X and not job.filter_cols
+                and bool(lv.A) and all(a.function == "count" for a in lv.A))
 
     def _record(self, job: Job, status: str, seconds: float, calls: Sequence[_SideCall], bp: BoundPair,
                 diffs: Sequence[Difference], sizes: tuple[int, int, int, int] = (0, 0, 0, 0)) -> JobRecord:
@@ -480,7 +506,8 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
              reuse: str | None = None, reuse_mode: str = "prune", connect_timeout: float = 10.0,
              progress: Callable[[str, str, int, int], None] | None = None,
              on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
-             cancel: threading.Event | None = None, compare_in_spark: bool = True) -> Any:
+             cancel: threading.Event | None = None, compare_in_spark: bool = True,
+             statistics: bool | None = None) -> Any:
     """Run TCFC over every pair of ``spec`` within ``budget`` seconds; returns a ``TcfcResult``.
 
     ``budget`` (seconds, > 0; default: the spec's, else none: run to completion) bounds the whole call,
@@ -489,6 +516,9 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
     re-checks stored leaves first and prunes root fragments they account for (U2); ``'resume'`` continues
     an interrupted run from its stored queue and report (U3). ``cancel`` (an Event) stops the run like an
     expired budget. ``on_job(record, differences)`` is called after every completed job.
+    ``statistics`` (default: the spec's ``statistics``, off) lets an X = ∅ root whose aggregates are all
+    counts take a side's counts from exact table statistics instead of a query (P4; see
+    ``Engine.exact_statistics``: Parquet footers only); such a job is marked in ``jobs()``.
     """
     from dqkit.tcfc import state as st_mod
     from dqkit.tcfc.result import TcfcResult
@@ -509,7 +539,8 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
 
         raise ParameterError(f"unknown reuse mode {reuse_mode!r}", hint="use prune or resume")
     pool = EnginePool(spark, connect_timeout)
-    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started, compare_in_spark)
+    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started, compare_in_spark,
+                      tspec.statistics if statistics is None else bool(statistics))
     resume = None
     if reuse is not None:
         stored = st_mod.load_state(reuse, tspec)

@@ -174,6 +174,16 @@ class Engine:
         """At most ``limit`` rows of one fragment, as a pandas DataFrame (for drill-down views)."""
         raise NotImplementedError  # pragma: no cover
 
+    def exact_statistics(self, bound: BoundSide, aggs: Sequence[Aggregate]) -> tuple[tuple | None, str]:
+        """P4: the X = ∅ row of ``aggs`` (all counts) from *exact* table statistics, without a query, and
+        where it came from; ``(None, why not)`` when this side has none, so the caller runs the query.
+
+        Only statistics that are exact by construction are used. A database's catalog counts are not:
+        PostgreSQL's ``pg_class.reltuples`` and ``pg_stat_user_tables.n_live_tup`` are estimates refreshed
+        by ANALYZE/VACUUM, SQLite's ``sqlite_stat1`` is a planner hint, DuckDB's ``estimated_size`` says
+        what it is; so the database engines always answer with a query."""
+        return None, f"{self.kind} keeps no exact row count (its catalog counts are estimates)"
+
     def distinct_count(self, bound: BoundSide, cols: Sequence[str]) -> int:
         """The number of distinct ``cols`` values (M4 checks)."""
         raise NotImplementedError  # pragma: no cover
@@ -216,6 +226,36 @@ def _value_bytes(v: Any) -> int:
 def rows_bytes(rows: Sequence[Sequence[Any]]) -> int:
     """An estimate of the bytes a set of fetched rows holds (what crossed from an engine)."""
     return sum(_value_bytes(v) for r in rows for v in r)
+
+
+def parquet_footer_counts(files: Sequence[str], columns: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+    """(rows, {column: non-NULL values}) summed over the footers of ``files`` (P4), read with pyarrow; None
+    when a file is not Parquet or cannot be read now, or a column's null count is missing from a row group
+    (then only a query is exact). Footers are exact: a writer records each row group's row count."""
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+
+    total = 0
+    non_null = {c: 0 for c in columns}
+    for f in files:
+        try:
+            filesystem, path = pafs.FileSystem.from_uri(f) if "://" in f else (pafs.LocalFileSystem(), f)
+            with filesystem.open_input_file(path) as handle:
+                meta = pq.ParquetFile(handle).metadata
+        except Exception:  # noqa: BLE001 - gone, replaced or not Parquet: the query answers instead
+            return None
+        index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+        if any(c not in index for c in columns):  # a partition column, or a nested one
+            return None
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            total += rg.num_rows
+            for c in columns:
+                stats = rg.column(index[c]).statistics
+                if stats is None or not stats.has_null_count:
+                    return None
+                non_null[c] += rg.num_rows - stats.null_count
+    return total, non_null
 
 
 # ------------------------------------------------------------------------------------------- Spark
@@ -393,6 +433,31 @@ class SparkEngine(Engine):
 
     def distinct_count(self, bound, cols):
         return int(self._relation(bound, list(cols)).distinct().count())
+
+    def exact_statistics(self, bound, aggs):
+        """Row and non-NULL counts from the Parquet footers of exactly the files this side's scan reads
+        (``DataFrame.inputFiles()``), when the side is a plain Parquet table source (a file or folder path).
+
+        Not used: a tau^-1 query or a DataFrame builder (filters and joins change the count); CSV/JSON (no
+        footer); Spark catalog tables, whose ``ANALYZE``d ``rowCount`` is not kept current when another
+        writer adds files to the table's location, and whose files may carry Delta/Iceberg deletes the
+        footers do not show. ``count(c)`` needs the footer's null count of ``c`` in every row group."""
+        side = bound.side
+        if side.query is not None or side.frame is not None or not isinstance(side.table, str):
+            return None, "not a plain table source (a tau^-1 query or a DataFrame)"
+        if side.table.startswith("catalog:"):
+            return None, "a Spark catalog table (its rowCount statistic may be stale)"
+        try:
+            files = list(bound.frame.inputFiles())
+        except Exception as exc:  # noqa: BLE001 - no listing: answer with the query
+            return None, f"the scan's files are unknown ({_first_line(exc)})"
+        columns = {a.attribute: bound.physical[a.attribute] for a in aggs if a.attribute != ALL_COLUMNS}
+        counts = parquet_footer_counts(files, list(columns.values()))
+        if counts is None:
+            return None, "not every file has a readable Parquet footer with the counts"
+        rows, non_null = counts
+        return tuple(rows if a.attribute == ALL_COLUMNS else non_null[columns[a.attribute]] for a in aggs), \
+            f"Parquet footers of {len(files)} file(s)"
 
     def cancel(self) -> None:
         from dqkit.progress import cancel_tag
