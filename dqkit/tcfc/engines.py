@@ -40,6 +40,11 @@ NUMERIC = ("int", "decimal", "float", "bool")
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: up to this many parent fragments, a Spark child query filters with literals; above, a broadcast semi-join
 SMALL_BATCH = 32
+#: default cap on the parent fragments of one batched child job (P1), per engine: Spark takes the parent set
+#: as one broadcast semi-join, so a level costs one scan however many fragments differ; a database gets an
+#: OR-list of null-safe predicates, which grows the query text (and a cancelled batch loses less work).
+#: A pair's cap is the smaller of its two sides'; the spec's ``max_batch`` overrides it.
+MAX_BATCH = {"spark": 100_000, "postgresql": 500, "sqlite": 500, "duckdb": 500}
 
 
 @dataclass(frozen=True, order=True)

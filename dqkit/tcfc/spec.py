@@ -170,11 +170,13 @@ class TcfcSpec:
 
     pairs: tuple[CompareSpec, ...]
     budget: float | None = None
-    max_batch: int = 500
+    max_batch: int | None = None               # None: per engine (``dqkit.tcfc.engines.MAX_BATCH``)
     statistics: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"pairs": [p.to_dict() for p in self.pairs], "max_batch": self.max_batch}
+        out: dict[str, Any] = {"pairs": [p.to_dict() for p in self.pairs]}
+        if self.max_batch is not None:
+            out["max_batch"] = self.max_batch
         if self.budget is not None:
             out["budget"] = self.budget
         if self.statistics:
@@ -412,8 +414,8 @@ def parse_spec(raw: Mapping[str, Any] | Sequence[Any]) -> TcfcSpec:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise SpecError(f"pair names must be unique: {dup} repeat")
-    max_batch = _int(raw.get("max_batch", 500), "max_batch", "spec")
-    if max_batch < 1:
+    max_batch = None if raw.get("max_batch") is None else _int(raw["max_batch"], "max_batch", "spec")
+    if max_batch is not None and max_batch < 1:
         raise SpecError("max_batch must be at least 1")
     statistics = raw.get("statistics", False)
     if not isinstance(statistics, bool):
