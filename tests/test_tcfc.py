@@ -692,3 +692,33 @@ def test_p4_a_side_without_an_exact_statistic_falls_back_to_its_query(spark, pg,
     assert res.status == COMPLETED and not res.differences                # 995 = 995: the query, not reltuples
     assert root["queries"] == 1 and root["statistics"].startswith("target:")
     res.close()
+
+
+def test_spark_pairs_compared_in_one_stacked_group_by_equal_the_per_side_classification(spark):
+    """Both sides in Spark: the stacked GROUP BY (same column types) and the null-safe join of aggregates
+    (types differ: int vs bigint) report exactly what aggregating each side and classifying in Python does:
+    NULL fragments, a NULL sum, float tolerance, min/max of strings, an empty side at X = []."""
+    src = spark.createDataFrame([(1, 1, 1.0, "a"), (1, 2, None, "b"), (None, 3, 3.0, None), (2, 4, 4.0, "d"),
+                                 (3, 5, 5.0, "e"), (None, None, 1.0, "z")], "g int, k int, f double, s string")
+    tgt = spark.createDataFrame([(1, 1, 1.0 + 1e-12, "a"), (1, 2, 2.0, "b"), (None, 3, 3.0, None), (2, 4, 4.0, "D"),
+                                 (4, 6, 6.0, "f"), (None, None, 1.0, "z"), (2, 7, None, None)],
+                                "g int, k int, f double, s string")
+    aggs = [["count", "*", "n"], ["sum", "f", "sf"], ["avg", "f", "af"], ["min", "s", "ms"], ["max", "s", "xs"],
+            ["count", "s", "cs"]]
+
+    def outcome(t, levels, **kw):
+        r = tcfc({"pairs": [{"name": "p", "source": {"frame": src}, "target": {"frame": t}, "aggregates": aggs,
+                             "levels": levels}]}, spark=spark, **kw)
+        out = sorted((d.level, d.kind, repr(d.values), repr(d.source), repr(d.target)) for d in r.differences)
+        r.close()
+        return out
+
+    cases = [(tgt, [["g"], ["g", "k"]]), (tgt.selectExpr("CAST(g AS bigint) AS g", "k", "f", "s"), [["g"]]),
+             (spark.createDataFrame([], "g int, k int, f double, s string"), [[]])]
+    for t, levels in cases:
+        got = outcome(t, levels)
+        assert got and got == outcome(t, levels, compare_in_spark=False)
+        if t is tgt:
+            assert (2, "DIFF", "(1, 2)", "(1, None, None, 'b', 'b', 1)", "(1, 2.0, 2.0, 'b', 'b', 1)") in got
+            assert (2, "MISSING", "(None, None)", "(1, 1.0, 1.0, 'z', 'z', 1)", "None") not in got  # NULL key matched
+            assert not any(v[2] == "(1, 1)" for v in got)                 # 1.0 vs 1.0 + 1e-12: within tolerance

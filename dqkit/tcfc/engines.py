@@ -385,9 +385,15 @@ class SparkEngine(Engine):
     def compare_in_spark(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
                          filter_cols: Sequence[str], filter_values: Sequence[tuple], abs_tol: float, rel_tol: float
                          ) -> tuple[list[tuple], list[tuple], int]:
-        """Both sides in this one Spark session: join the two aggregates (null-safe on X) in Spark and fetch
-        only the fragments that differ (exactly the ones ``classify`` would keep), so equal fragments never
-        reach the driver. Returns (source rows, target rows, bytes fetched) of the differing fragments."""
+        """Both sides in this one Spark session: compare the two aggregates in Spark and fetch only the
+        fragments that differ (exactly the ones ``classify`` would keep), so equal fragments never reach the
+        driver. Returns (source rows, target rows, bytes fetched) of the differing fragments.
+
+        When both sides give the used columns the same Spark types (and no hash aggregate is asked for), the
+        sides are stacked (``unionByName``, tagged) and aggregated in ONE ``GROUP BY X`` with each aggregate
+        computed per side (``af(CASE WHEN side THEN A END)``): one shuffle of the level's (filtered) rows,
+        where aggregating each side and joining the aggregates shuffles twice more. GROUP BY is null-safe
+        by nature (NULL is one group). Otherwise the two aggregates are joined null-safely on X."""
         from functools import reduce
 
         from pyspark.sql import functions as F
@@ -395,17 +401,11 @@ class SparkEngine(Engine):
         from dqkit.sparkutil import col
 
         n = len(aggs)
-        a = self.aggregate_frame(src, X, aggs, filter_cols, filter_values)
-        b = self.aggregate_frame(tgt, X, aggs, filter_cols, filter_values)
-        a = a.select(*[col(c).alias(f"_dq_x{i}") for i, c in enumerate(X)],
-                     *[col(g.alias).alias(f"_dq_s{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_s"))
-        b = b.select(*[col(c).alias(f"_dq_y{i}") for i, c in enumerate(X)],
-                     *[col(g.alias).alias(f"_dq_t{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_t"))
-        if X:
-            cond = reduce(lambda p, q: p & q, [F.col(f"_dq_x{i}").eqNullSafe(F.col(f"_dq_y{i}")) for i in range(len(X))])
-            j = a.join(b, cond, "full_outer")
+        stacked = self._stacked_compare(src, tgt, X, aggs, filter_cols, filter_values)
+        if stacked is not None:
+            j = stacked
         else:
-            j = a.crossJoin(b)
+            j = self._joined_compare(src, tgt, X, aggs, filter_cols, filter_values)
 
         def same(i: int) -> Any:
             s, t = F.col(f"_dq_s{i}"), F.col(f"_dq_t{i}")
@@ -422,15 +422,70 @@ class SparkEngine(Engine):
             equal = equal & reduce(lambda p, q: p & q, [same(i) for i in range(n)])
         table = self._fetch(j.where(~equal))
         data = {name: table.column(name).to_pylist() for name in table.column_names}
+        y = "_dq_y" if stacked is None else "_dq_x"  # stacked: one X for both sides
         src_rows, tgt_rows = [], []
         for r in range(table.num_rows):
             if data["_dq_in_s"][r] is not None:
                 src_rows.append(tuple(data[f"_dq_x{i}"][r] for i in range(len(X)))
                                 + tuple(data[f"_dq_s{i}"][r] for i in range(n)))
             if data["_dq_in_t"][r] is not None:
-                tgt_rows.append(tuple(data[f"_dq_y{i}"][r] for i in range(len(X)))
+                tgt_rows.append(tuple(data[f"{y}{i}"][r] for i in range(len(X)))
                                 + tuple(data[f"_dq_t{i}"][r] for i in range(n)))
         return src_rows, tgt_rows, int(table.nbytes)
+
+    def _joined_compare(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
+                        filter_cols: Sequence[str], filter_values: Sequence[tuple]) -> Any:
+        """Each side aggregated on its own, then the aggregates full-outer-joined null-safely on X."""
+        from functools import reduce
+
+        from pyspark.sql import functions as F
+
+        from dqkit.sparkutil import col
+
+        a = self.aggregate_frame(src, X, aggs, filter_cols, filter_values)
+        b = self.aggregate_frame(tgt, X, aggs, filter_cols, filter_values)
+        a = a.select(*[col(c).alias(f"_dq_x{i}") for i, c in enumerate(X)],
+                     *[col(g.alias).alias(f"_dq_s{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_s"))
+        b = b.select(*[col(c).alias(f"_dq_y{i}") for i, c in enumerate(X)],
+                     *[col(g.alias).alias(f"_dq_t{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_t"))
+        if not X:
+            return a.crossJoin(b)
+        cond = reduce(lambda p, q: p & q, [F.col(f"_dq_x{i}").eqNullSafe(F.col(f"_dq_y{i}")) for i in range(len(X))])
+        return a.join(b, cond, "full_outer")
+
+    def _stacked_compare(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
+                         filter_cols: Sequence[str], filter_values: Sequence[tuple]) -> Any:
+        """Both sides stacked and aggregated in one GROUP BY X (see ``compare_in_spark``); None when the sides'
+        column types differ or a hash aggregate is asked for (then the aggregates are joined)."""
+        from pyspark.sql import functions as F
+
+        from dqkit.sparkutil import col
+
+        if any(a.function == "hash" for a in aggs):
+            return None
+        names = list(dict.fromkeys([*_needed(X, aggs, src, filter_cols), *_needed(X, aggs, tgt, filter_cols)]))
+        if any(src.native.get(c) != tgt.native.get(c) for c in names):
+            return None
+        side = "_dq_side"
+        parts = [self._filtered(b, self._relation(b, names), filter_cols, filter_values).withColumn(side, F.lit(k))
+                 for k, b in ((0, src), (1, tgt))]
+        rel = parts[0].unionByName(parts[1])
+        exprs = []
+        for k, tag in ((0, "s"), (1, "t")):
+            on = F.col(side) == F.lit(k)
+            for i, a in enumerate(aggs):
+                if a.function == "count":
+                    e = F.count(F.when(on, F.lit(1) if a.attribute == ALL_COLUMNS else col(a.attribute)))
+                else:
+                    e = getattr(F, a.function)(F.when(on, col(a.attribute)))
+                exprs.append(e.alias(f"_dq_{tag}{i}"))
+            present = F.lit(1) if not X else F.when(F.max(on.cast("int")) == 1, F.lit(1))
+            exprs.append(present.alias(f"_dq_in_{tag}"))
+        g = rel.groupBy(*[col(c) for c in X]).agg(*exprs) if X else rel.agg(*exprs)
+        keys = [col(c) for c in X]
+        return g.select(*[k.alias(f"_dq_x{i}") for i, k in enumerate(keys)],
+                        *[F.col(f"_dq_{t}{i}") for t in ("s", "t") for i in range(len(aggs))],
+                        F.col("_dq_in_s"), F.col("_dq_in_t"))
 
     def rows(self, bound, filter_cols, values, limit):
         rel = self._filtered(bound, self._relation(bound, list(bound.types)), filter_cols, [values])
