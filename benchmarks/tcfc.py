@@ -7,7 +7,7 @@ Workloads
   listX = <{student_id}, {student_id, course_id, exam_date}>, A = {count(has_passed)}.
 * W2 (TPC-H lineitem, dqkit's deterministic Spark generator ``data/tpch.py``): <{l_partkey},
   {l_partkey, l_suppkey, l_orderkey}> when that triple is unique in the generated data, else
-  <{l_orderkey}, {l_orderkey, l_linenumber}> (the variant is printed).
+  <{l_partkey}, {l_partkey, l_orderkey, l_linenumber}> (TPC-H's key under Table 1's level 1; printed).
 
 Injection: d per mille of the rows deleted from the target ("source minus deletions"), spread evenly over
 ceil(delta * F) level-1 fragments chosen at random (seeded), at most ceil(d*N / (delta*F)) per fragment.
@@ -260,7 +260,8 @@ def lineitem_table(spark, scale: float) -> tuple[pa.Table, list[list[str]]]:
     li = li.select("l_orderkey", "l_linenumber", *triple[:2], F.col("l_quantity").cast("double").alias("l_quantity"))
     stats = li.agg(F.count(F.lit(1)).alias("n"), F.count_distinct(*triple).alias("u")).first()
     unique = stats["n"] == stats["u"]
-    levels = [["l_partkey"], triple] if unique else [["l_orderkey"], ["l_orderkey", "l_linenumber"]]
+    # Table 1's strategy when its key is unique; else the same level 1 with TPC-H's own key below it
+    levels = [["l_partkey"], triple] if unique else [["l_partkey"], ["l_partkey", "l_orderkey", "l_linenumber"]]
     table = li.select(*levels[1], "l_quantity").toArrow()  # the benchmark's own table (SF 1: 6M rows, ~190 MB)
     print(f"TPC-H lineitem (dqkit generator, scale {scale}): {table.num_rows} rows; "
           f"(partkey, suppkey, orderkey) unique: {unique}; levels {levels}", flush=True)

@@ -722,3 +722,23 @@ def test_spark_pairs_compared_in_one_stacked_group_by_equal_the_per_side_classif
             assert (2, "DIFF", "(1, 2)", "(1, None, None, 'b', 'b', 1)", "(1, 2.0, 2.0, 'b', 'b', 1)") in got
             assert (2, "MISSING", "(None, None)", "(1, 1.0, 1.0, 'z', 'z', 1)", "None") not in got  # NULL key matched
             assert not any(v[2] == "(1, 1)" for v in got)                 # 1.0 vs 1.0 + 1e-12: within tolerance
+
+
+def test_postgresql_filters_one_fragment_column_with_one_array_parameter_null_safely(pg, tmp_path):
+    """P1 on PostgreSQL: a batch of parents on one column is ``c = ANY(%s)`` (+ ``OR c IS NULL``), for dates too."""
+    import psycopg
+
+    with psycopg.connect(pg, autocommit=True) as c:
+        c.execute("CREATE TABLE dd (d date, k int, v int)")
+        c.execute("INSERT INTO dd VALUES ('2020-01-01', 1, 1), ('2020-01-01', 2, 2), (NULL, 3, 3), (NULL, 4, 4), "
+                  "('2020-01-02', 5, 5), ('2020-01-03', 6, 6)")
+    rows = [("2020-01-01", 1, 1), ("2020-01-01", 2, 9), (None, 3, 3), ("2020-01-02", 5, 5), ("2020-01-03", 6, 6)]
+    url = _sqlite(tmp_path / "dd.db", "dd", "d date, k int, v int", rows)
+    r = tcfc({"pairs": [{"name": "dd", "source": {"url": pg, "table": "dd"}, "target": {"url": url, "table": "dd"},
+                         "aggregates": [["count", "*", "n"], ["sum", "v", "sv"]], "levels": [["d"], ["d", "k"]]}]})
+    sql = r.state.records[-1].source_sql
+    r.close()
+    assert [(d.level, d.kind, d.values) for d in r.differences] == [
+        (1, "DIFF", (None,)), (1, "DIFF", (dt.date(2020, 1, 1),)), (2, "MISSING", (None, 4)),
+        (2, "DIFF", (dt.date(2020, 1, 1), 2))]
+    assert '"d" = ANY(CAST(%s AS DATE[])) OR "d" IS NULL' in sql

@@ -9,7 +9,8 @@
   floats within a tolerance, C4). Matching is null-safe (C3): NULL is a fragment value like any other.
 * Descent (C6, C7; the errata of Algorithm 1 lines 26-27): every differing fragment of every kind is
   pursued; all differing fragments of one pair and level become ONE batched child job (P1; split only
-  above ``max_batch`` parents, by default per engine: ``engines.MAX_BATCH``), filtered null-safely on the parent X values. A job without differences
+  above ``max_batch`` parents, by default per engine: ``engines.max_batch``), filtered null-safely on
+  the parent X values. A job without differences
   continues (same filter, next level) only while level < healthy_depth; healthy siblings of a differing
   fragment are never descended.
 * Budget (T3-T5): a job whose both sides did not finish before the deadline is cancelled (Spark job tag,
@@ -29,7 +30,8 @@ from decimal import Decimal
 from typing import Any
 
 from dqkit.errors import CancelledError, DqkitError
-from dqkit.tcfc.engines import MAX_BATCH, BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
+from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
+from dqkit.tcfc.engines import max_batch as engine_max_batch
 from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, load_spec
 
 #: Seconds a run may take beyond its budget: cancelling the running queries and assembling the report.
@@ -284,7 +286,8 @@ class Scheduler:
     def push(self, pair: CompareSpec, level: int, kind: str, filter_cols: Sequence[str] = (),
              filter_values: Sequence[tuple] = (), parent: int | None = None, job_id: int | None = None) -> None:
         values = sorted({tuple(v) for v in filter_values}, key=values_key)
-        cap = self.max_batch or min(MAX_BATCH[pair.source.engine_kind], MAX_BATCH[pair.target.engine_kind])
+        cap = self.max_batch or min(engine_max_batch(pair.source.engine_kind, filter_cols),
+                                    engine_max_batch(pair.target.engine_kind, filter_cols))
         chunks = [values[i:i + cap] for i in range(0, len(values), cap)] if filter_cols else [[]]
         for chunk in chunks:
             job = Job(job_id or next(self.ids), pair.name, level, kind, tuple(filter_cols), tuple(chunk), parent,

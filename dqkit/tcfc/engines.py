@@ -45,6 +45,13 @@ SMALL_BATCH = 32
 #: OR-list of null-safe predicates, which grows the query text (and a cancelled batch loses less work).
 #: A pair's cap is the smaller of its two sides'; the spec's ``max_batch`` overrides it.
 MAX_BATCH = {"spark": 100_000, "postgresql": 500, "sqlite": 500, "duckdb": 500}
+#: PostgreSQL filters on ONE fragmentation column with ``c = ANY(%s)`` (one array parameter), not an OR-list
+MAX_BATCH_ONE_COLUMN = {**MAX_BATCH, "postgresql": 100_000}
+
+
+def max_batch(kind: str, filter_cols: Sequence[str]) -> int:
+    """The default batch cap of an engine for a filter on ``filter_cols`` (see ``MAX_BATCH``)."""
+    return (MAX_BATCH_ONE_COLUMN if len(filter_cols) == 1 else MAX_BATCH)[kind]
 
 
 @dataclass(frozen=True, order=True)
@@ -792,6 +799,42 @@ class PostgresEngine(DbApiEngine):
             out[d.name] = (_logical_from_name(name), name)
         cur.close()
         return out
+
+    _ARRAY_TYPES = {"int": (int,), "string": (str,), "float": (float,), "decimal": (int, Decimal),
+                    "date": (dt.date,), "timestamp": (dt.datetime,)}
+
+    def _where(self, bound, filter_cols, filter_values):
+        """One fragmentation column: ``c = ANY(%s)`` with the values as one array parameter (plus ``OR c IS
+        NULL`` for a NULL fragment), which PostgreSQL plans as one index or hash lookup however many parents;
+        otherwise (several columns, values of mixed types) the null-safe OR-list of the other engines."""
+        if len(filter_cols) != 1:
+            return super()._where(bound, filter_cols, filter_values)
+        c = filter_cols[0]
+        logical = bound.types.get(c, "any")
+        values = [t[0] for t in filter_values]
+        present = [v for v in values if v is not None]
+        kinds = self._ARRAY_TYPES.get(logical)
+        if kinds is None or not present or not all(isinstance(v, kinds) and not isinstance(v, bool) for v in present) \
+                or (logical == "date" and any(isinstance(v, dt.datetime) for v in present)):
+            return super()._where(bound, filter_cols, filter_values)
+        q = self.quote(c)
+        if logical in ("date", "timestamp"):
+            cast = "DATE[]" if logical == "date" else "TIMESTAMP[]"
+            arr, param = f"CAST(%s AS {cast})", [v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v.isoformat()
+                                                 for v in present]
+        elif logical == "decimal":
+            arr, param = "CAST(%s AS NUMERIC[])", [str(v) for v in present]
+        elif logical == "float":
+            arr, param = "CAST(%s AS DOUBLE PRECISION[])", [float(v) for v in present]
+        elif logical == "int":
+            arr, param = "CAST(%s AS NUMERIC[])" if any(abs(v) >= 2 ** 63 for v in present) else "CAST(%s AS BIGINT[])", \
+                present
+        else:
+            arr, param = "CAST(%s AS TEXT[])", present
+        cond = f"{q} = ANY({arr})"
+        if len(present) < len(values):
+            cond = f"({cond} OR {q} IS NULL)"
+        return f" WHERE {cond}", [param]
 
     def _before(self, deadline: float | None) -> None:
         ms = 0 if deadline is None else max(1, int((deadline - time.monotonic()) * 1000) + 200)
