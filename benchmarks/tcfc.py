@@ -249,8 +249,14 @@ def w1(spark, args, work: Path) -> None:
         shutil.rmtree(src, ignore_errors=True)
 
 
+_LINEITEM: dict = {}
+
+
 def lineitem_table(spark, scale: float) -> tuple[pa.Table, list[list[str]]]:
-    """dqkit's deterministic TPC-H lineitem (key columns and l_quantity) as Arrow, and Table 1's levels."""
+    """dqkit's deterministic TPC-H lineitem (key columns and l_quantity) as Arrow, and Table 1's levels
+    (generated once per run: W2 and the Spark <-> PostgreSQL pair share it)."""
+    if scale in _LINEITEM:
+        return _LINEITEM[scale]
     from pyspark.sql import functions as F
 
     from data.tpch import spark_tables
@@ -265,6 +271,7 @@ def lineitem_table(spark, scale: float) -> tuple[pa.Table, list[list[str]]]:
     table = li.select(*levels[1], "l_quantity").toArrow()  # the benchmark's own table (SF 1: 6M rows, ~190 MB)
     print(f"TPC-H lineitem (dqkit generator, scale {scale}): {table.num_rows} rows; "
           f"(partkey, suppkey, orderkey) unique: {unique}; levels {levels}", flush=True)
+    _LINEITEM[scale] = table, levels
     return table, levels
 
 
@@ -394,7 +401,7 @@ def postgres(spark, args, work: Path) -> None:
                   f"{len(res.differences)} differing fragments, key level equals the deletions: {got == truth}; "
                   f"{levels_profile(res)}", flush=True)
             res.close()
-            del table, tgt_tab
+            del tgt_tab
         if "budget" not in args.skip:
             budget_scenario(urls, args)
     finally:
