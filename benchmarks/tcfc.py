@@ -23,8 +23,17 @@ correctness check (TCFC's key-level MISSING set equals the baseline's anti-join 
 d* (per mille where the ratio reaches 100 %, linear interpolation) per layout and dispersion, and the
 §6.1 item 5 budget scenario: 10 pairs, 2 with differences, budget = the largest pair's baseline time.
 
-Result reuse is off throughout (U4). Example (small, what the README reports):
-    python benchmarks/tcfc.py --rows 100000 --d 0,1,5,20 --dispersion 20,100 --reps 1
+Correctness in every cell: TCFC completes and its key-level MISSING set equals the rows deleted (the
+injection's ground truth), with no other key-level difference; ``--check-baseline`` (default below 1M rows)
+also compares it with the baseline's own anti-join set. Result reuse is off throughout (U4). The scale runs
+the README reports (each under the machine-wide lock ``flock /work/bench.lock ...``):
+    python benchmarks/tcfc.py --rows 10000000 --d 0,1,5,12,20 --dispersion 20,50,100 --layouts sorted \
+        --skip w2,pg --warmup 0 --baselines foj --no-check-baseline
+    python benchmarks/tcfc.py --rows 10000000 --d 0,1,5,12,20 --dispersion 20 --layouts shuffled \
+        --skip w2,pg --warmup 0 --baselines foj,except --no-check-baseline
+    python benchmarks/tcfc.py --skip w1 --tpch-scale 1 --d 0,0.5,1 --dispersion 20,50,100 --warmup 0 \
+        --baselines foj --no-check-baseline --pg-rows 1000000 --budget-rows 2000000
+Small (a minute): python benchmarks/tcfc.py --rows 100000 --d 0,1,5,20 --dispersion 20,100 --reps 1
 """
 from __future__ import annotations
 

@@ -389,6 +389,8 @@ class Scheduler:
         lv = pair.levels[job.level - 1]
         src_engine, tgt_engine = bp.source.engine, bp.target.engine
         deadline = self.deadline
+        # the last level of a multi-level pair is a key in the paper's strategies (Table 1): one row a group
+        near = job.level == pair.full_depth and pair.full_depth > 1
         stats_used: dict[str, str] = {}
         if self._statistics_apply(job, lv):
             # P4: an X = ∅ COUNT root answered from a side's exact statistics; the other side (or a side
@@ -398,7 +400,7 @@ class Scheduler:
                 if row is not None:
                     stats_used[role] = origin
                     return [row], 0
-                return b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values, deadline)
+                return b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values, deadline, near)
 
             calls = [_SideCall(lambda b=b, r=r: side_call(b, r)) for b, r in ((bp.source, "source"),
                                                                               (bp.target, "target"))]
@@ -407,13 +409,14 @@ class Scheduler:
             # one engine holds both sides: compare there, fetch only differing fragments (P2 at its cheapest)
             def both() -> Any:
                 s_rows, t_rows, nbytes = src_engine.compare_in_spark(
-                    bp.source, bp.target, lv.X, lv.A, job.filter_cols, job.filter_values, pair.abs_tol, pair.rel_tol)
+                    bp.source, bp.target, lv.X, lv.A, job.filter_cols, job.filter_values, pair.abs_tol, pair.rel_tol,
+                    near)
                 return (s_rows, nbytes), (t_rows, 0)
 
             calls = [_SideCall(both)]
         else:
             calls = [_SideCall(lambda b=b: b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values,
-                                                              deadline)) for b in (bp.source, bp.target)]
+                                                              deadline, near)) for b in (bp.source, bp.target)]
         t = time.monotonic()
         for c in calls:
             c.start()

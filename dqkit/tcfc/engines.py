@@ -176,10 +176,11 @@ class Engine:
         raise NotImplementedError
 
     def aggregate(self, bound: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
-                  filter_cols: Sequence[str], filter_values: Sequence[tuple], deadline: float | None = None
-                  ) -> tuple[list[tuple], int]:  # pragma: no cover - abstract
+                  filter_cols: Sequence[str], filter_values: Sequence[tuple], deadline: float | None = None,
+                  near_distinct: bool = False) -> tuple[list[tuple], int]:  # pragma: no cover - abstract
         """Rows (X values, aggregate values) for the fragments of ``X`` whose ``filter_cols`` values are
-        one of ``filter_values`` (no filter when ``filter_cols`` is empty), and the bytes fetched."""
+        one of ``filter_values`` (no filter when ``filter_cols`` is empty), and the bytes fetched.
+        ``near_distinct``: the groups are expected to hold about one row each (a key level)."""
         raise NotImplementedError
 
     def rows(self, bound: BoundSide, filter_cols: Sequence[str], values: tuple, limit: int) -> Any:
@@ -368,12 +369,18 @@ class SparkEngine(Engine):
             exprs.append(e.alias(a.alias))
         return rel.groupBy(*[col(c) for c in X]).agg(*exprs) if X else rel.agg(*exprs)
 
-    def _fetch(self, out: Any) -> Any:
+    #: at a key level (groups of about one row) the pre-shuffle partial aggregation reduces nothing
+    NEAR_DISTINCT_CONF = {"spark.sql.execution.bypassPartialAggregation": "true"}
+
+    def _fetch(self, out: Any, near_distinct: bool = False) -> Any:
+        import contextlib
+
         from dqkit.progress import tagged
-        from dqkit.sparkutil import cancelled_from
+        from dqkit.sparkutil import cancelled_from, scoped_conf
 
         self.queries += 1
-        with tagged(self.spark, self.tag):
+        conf = scoped_conf(self.spark, self.NEAR_DISTINCT_CONF) if near_distinct else contextlib.nullcontext()
+        with tagged(self.spark, self.tag), conf:
             try:
                 table = out.toArrow()
             except Exception as exc:
@@ -384,14 +391,14 @@ class SparkEngine(Engine):
         self.jobs += 1
         return table
 
-    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None):
-        table = self._fetch(self.aggregate_frame(bound, X, aggs, filter_cols, filter_values))
+    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None, near_distinct=False):
+        table = self._fetch(self.aggregate_frame(bound, X, aggs, filter_cols, filter_values), near_distinct)
         cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
         return (list(zip(*cols)) if cols else []), int(table.nbytes)
 
     def compare_in_spark(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
-                         filter_cols: Sequence[str], filter_values: Sequence[tuple], abs_tol: float, rel_tol: float
-                         ) -> tuple[list[tuple], list[tuple], int]:
+                         filter_cols: Sequence[str], filter_values: Sequence[tuple], abs_tol: float, rel_tol: float,
+                         near_distinct: bool = False) -> tuple[list[tuple], list[tuple], int]:
         """Both sides in this one Spark session: compare the two aggregates in Spark and fetch only the
         fragments that differ (exactly the ones ``classify`` would keep), so equal fragments never reach the
         driver. Returns (source rows, target rows, bytes fetched) of the differing fragments.
@@ -427,7 +434,7 @@ class SparkEngine(Engine):
         equal = F.col("_dq_in_s").isNotNull() & F.col("_dq_in_t").isNotNull()
         if n:
             equal = equal & reduce(lambda p, q: p & q, [same(i) for i in range(n)])
-        table = self._fetch(j.where(~equal))
+        table = self._fetch(j.where(~equal), near_distinct)
         data = {name: table.column(name).to_pylist() for name in table.column_names}
         y = "_dq_y" if stacked is None else "_dq_x"  # stacked: one X for both sides
         src_rows, tgt_rows = [], []
@@ -696,7 +703,7 @@ class DbApiEngine(Engine):
 
     _current_x: Sequence[str] = ()
 
-    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None):
+    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None, near_distinct=False):
         self._current_x = tuple(X)
         sel = [self._text(self.quote(c)) if bound.types.get(c) in ("date", "timestamp") else self.quote(c) for c in X]
         sel += [f"{self._agg_sql(bound, a)} AS {self.quote(a.alias)}" for a in aggs]
