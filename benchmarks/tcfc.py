@@ -320,8 +320,8 @@ def pg_load(url: str, name: str, table: pa.Table, ddl: str, index: str | None = 
         c.execute(f"CREATE TABLE {name} ({ddl})")
         with c.cursor().copy(f"COPY {name} FROM STDIN WITH (FORMAT csv, HEADER true)") as cp:
             for start in range(0, table.num_rows, 500_000):
-                buf = io.BytesIO()
-                pacsv.write_csv(table.slice(start, 500_000), buf)
+                buf = io.BytesIO()  # one header, on the first chunk
+                pacsv.write_csv(table.slice(start, 500_000), buf, pacsv.WriteOptions(include_header=start == 0))
                 cp.write(buf.getvalue())
         if index:
             c.execute(f"CREATE INDEX ON {name} ({index})")
