@@ -591,3 +591,154 @@ def test_a_level_reads_only_its_columns_and_pushes_the_fragment_filter_to_parque
     plan = spark_plan(bp.source.engine.aggregate_frame(bp.source, lv.X, lv.A, ("student_id",), [(1,)]))
     assert "PushedFilters: [EqualNullSafe(student_id,1)]" in plan
     assert "ReadSchema: struct<student_id:bigint,course_id:bigint,has_passed:bigint>" in plan and "note" not in plan
+
+
+# --------------------------------------------------------------------- P4: roots from exact statistics
+def _p4_tables(tmp_path: Path) -> tuple[Path, Path]:
+    """A two-file Parquet source and a one-file target with one row deleted (NULLs in v and in sid)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pa.table({"sid": [1, 1, 2, 2, 3, None], "k": [1, 2, 3, 4, 5, 6], "v": [1, None, 3, 4, 5, 6]})
+    src = tmp_path / "p4_src"
+    src.mkdir()
+    pq.write_table(t.slice(0, 3), src / "part-0.parquet")
+    pq.write_table(t.slice(3), src / "part-1.parquet")
+    (src / "_SUCCESS").touch()
+    tgt = tmp_path / "p4 tgt.parquet"
+    pq.write_table(t.filter(pa.array([True, True, True, False, True, True])), tgt)
+    return src, tgt
+
+
+def _p4_spec(src, tgt, levels=([], ["sid"]), **top) -> dict:
+    return {**top, "pairs": [{"name": "p", "source": {"table": str(src)}, "target": {"table": str(tgt)},
+                              "aggregates": [["count", "*", "n"], ["count", "v", "nv"]], "levels": list(levels)}]}
+
+
+def _outcome(res) -> list:
+    return [(d.level, d.kind, d.values, d.source, d.target) for d in res.differences]
+
+
+def test_p4_count_roots_from_parquet_footers_give_the_same_outcome_without_a_query_and_are_off_by_default(
+        spark, tmp_path, capsys):
+    import yaml
+
+    from dqkit.cli import main
+
+    src, tgt = _p4_tables(tmp_path)
+    spec = _p4_spec(src, tgt)
+    off = tcfc(spec, spark=spark)                       # default: off
+    on = tcfc(spec, spark=spark, statistics=True)
+    from_spec = tcfc(_p4_spec(src, tgt, levels=[[]], statistics=True), spark=spark)  # no Spark job at all
+    assert _outcome(on) == _outcome(off) and _outcome(from_spec) == _outcome(on)[:1]
+    assert _outcome(on)[0] == (1, "DIFF", (), (6, 5), (5, 4))           # count(*), count(v) with a NULL v
+    assert (off.status, on.status) == (COMPLETED, COMPLETED)
+    off_root, on_root = off.jobs().iloc[0], on.jobs().iloc[0]
+    assert off_root["statistics"] == "" and off_root["queries"] >= 1
+    assert on_root["queries"] == 0 and "source: Parquet footers of 2 file(s)" in on_root["statistics"] \
+        and "target: Parquet footers of 1 file(s)" in on_root["statistics"]
+    assert on.queries == off.queries - off_root["queries"]
+    assert from_spec.jobs().iloc[0]["queries"] == 0
+    assert on.to_dict()["jobs"][0]["statistics"].startswith("source:")
+    assert parse_spec(yaml.safe_load(dump_spec(load_spec(_p4_spec(src, tgt, statistics=True))))).statistics is True
+    with pytest.raises(SpecError, match="statistics must be true or false"):
+        parse_spec(_p4_spec(src, tgt, statistics="yes"))
+    path = tmp_path / "p4.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    assert main(["tcfc", "--spec", str(path), "--statistics", "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["jobs"][0]["queries"] == 0
+    for r in (off, on, from_spec):
+        r.close()
+
+
+def test_p4_a_side_without_an_exact_statistic_falls_back_to_its_query(spark, pg, tmp_path):
+    """CSV (no footer), Parquet without null counts (count(v) is not exact from it), a footer gone since the
+    scan was listed, and PostgreSQL, whose reltuples is a stale estimate here: each side runs its query."""
+    import psycopg
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dqkit.tcfc.engines import parquet_footer_counts
+
+    src, tgt = _p4_tables(tmp_path)
+    csv = tmp_path / "p4.csv"
+    csv.write_text("sid,k,v\n1,1,1\n1,2,\n2,3,3\n2,4,4\n3,5,5\n,6,6\n")
+    res = tcfc(_p4_spec(csv, tgt), spark=spark, statistics=True)
+    root = res.jobs().iloc[0]
+    assert root["queries"] == 1 and root["statistics"].startswith("target:") and "source" not in root["statistics"]
+    assert _outcome(res)[0] == (1, "DIFF", (), (6, 5), (5, 4))
+    res.close()
+    bare = tmp_path / "p4_nostats.parquet"
+    pq.write_table(pq.read_table(tgt), bare, write_statistics=False)
+    assert parquet_footer_counts([str(bare)], ["v"]) is None           # no null count: count(v) not exact
+    assert parquet_footer_counts([str(bare)], []) == (5, {})            # the row count always is
+    assert parquet_footer_counts([str(tmp_path / "gone.parquet")], []) is None
+    res = tcfc(_p4_spec(src, bare), spark=spark, statistics=True)
+    assert res.jobs().iloc[0]["queries"] == 1 and _outcome(res)[0] == (1, "DIFF", (), (6, 5), (5, 4))
+    res.close()
+    with psycopg.connect(pg, autocommit=True) as c:
+        c.execute("CREATE TABLE p4 (sid int, k int, v int)")
+        c.execute("INSERT INTO p4 SELECT g % 7, g, g FROM generate_series(1, 1000) AS g")
+        c.execute("ANALYZE p4")
+        c.execute("DELETE FROM p4 WHERE k > 995")                      # reltuples still says 1000
+        assert c.execute("SELECT reltuples FROM pg_class WHERE relname = 'p4'").fetchone()[0] == 1000
+    full = tmp_path / "p4_995.parquet"
+    pq.write_table(pa.table({"sid": [g % 7 for g in range(1, 996)], "k": list(range(1, 996)),
+                             "v": list(range(1, 996))}), full)
+    spec = {"pairs": [{"name": "pg", "source": {"url": pg, "table": "p4"}, "target": {"table": str(full)},
+                       "aggregates": [["count", "*", "n"]], "levels": [[], ["sid"]]}]}
+    res = tcfc(spec, spark=spark, statistics=True)
+    root = res.jobs().iloc[0]
+    assert res.status == COMPLETED and not res.differences                # 995 = 995: the query, not reltuples
+    assert root["queries"] == 1 and root["statistics"].startswith("target:")
+    res.close()
+
+
+def test_spark_pairs_compared_in_one_stacked_group_by_equal_the_per_side_classification(spark):
+    """Both sides in Spark: the stacked GROUP BY (same column types) and the null-safe join of aggregates
+    (types differ: int vs bigint) report exactly what aggregating each side and classifying in Python does:
+    NULL fragments, a NULL sum, float tolerance, min/max of strings, an empty side at X = []."""
+    src = spark.createDataFrame([(1, 1, 1.0, "a"), (1, 2, None, "b"), (None, 3, 3.0, None), (2, 4, 4.0, "d"),
+                                 (3, 5, 5.0, "e"), (None, None, 1.0, "z")], "g int, k int, f double, s string")
+    tgt = spark.createDataFrame([(1, 1, 1.0 + 1e-12, "a"), (1, 2, 2.0, "b"), (None, 3, 3.0, None), (2, 4, 4.0, "D"),
+                                 (4, 6, 6.0, "f"), (None, None, 1.0, "z"), (2, 7, None, None)],
+                                "g int, k int, f double, s string")
+    aggs = [["count", "*", "n"], ["sum", "f", "sf"], ["avg", "f", "af"], ["min", "s", "ms"], ["max", "s", "xs"],
+            ["count", "s", "cs"]]
+
+    def outcome(t, levels, **kw):
+        r = tcfc({"pairs": [{"name": "p", "source": {"frame": src}, "target": {"frame": t}, "aggregates": aggs,
+                             "levels": levels}]}, spark=spark, **kw)
+        out = sorted((d.level, d.kind, repr(d.values), repr(d.source), repr(d.target)) for d in r.differences)
+        r.close()
+        return out
+
+    cases = [(tgt, [["g"], ["g", "k"]]), (tgt.selectExpr("CAST(g AS bigint) AS g", "k", "f", "s"), [["g"]]),
+             (spark.createDataFrame([], "g int, k int, f double, s string"), [[]])]
+    for t, levels in cases:
+        got = outcome(t, levels)
+        assert got and got == outcome(t, levels, compare_in_spark=False)
+        if t is tgt:
+            assert (2, "DIFF", "(1, 2)", "(1, None, None, 'b', 'b', 1)", "(1, 2.0, 2.0, 'b', 'b', 1)") in got
+            assert (2, "MISSING", "(None, None)", "(1, 1.0, 1.0, 'z', 'z', 1)", "None") not in got  # NULL key matched
+            assert not any(v[2] == "(1, 1)" for v in got)                 # 1.0 vs 1.0 + 1e-12: within tolerance
+
+
+def test_postgresql_filters_one_fragment_column_with_one_array_parameter_null_safely(pg, tmp_path):
+    """P1 on PostgreSQL: a batch of parents on one column is ``c = ANY(%s)`` (+ ``OR c IS NULL``), for dates too."""
+    import psycopg
+
+    with psycopg.connect(pg, autocommit=True) as c:
+        c.execute("CREATE TABLE dd (d date, k int, v int)")
+        c.execute("INSERT INTO dd VALUES ('2020-01-01', 1, 1), ('2020-01-01', 2, 2), (NULL, 3, 3), (NULL, 4, 4), "
+                  "('2020-01-02', 5, 5), ('2020-01-03', 6, 6)")
+    rows = [("2020-01-01", 1, 1), ("2020-01-01", 2, 9), (None, 3, 3), ("2020-01-02", 5, 5), ("2020-01-03", 6, 6)]
+    url = _sqlite(tmp_path / "dd.db", "dd", "d date, k int, v int", rows)
+    r = tcfc({"pairs": [{"name": "dd", "source": {"url": pg, "table": "dd"}, "target": {"url": url, "table": "dd"},
+                         "aggregates": [["count", "*", "n"], ["sum", "v", "sv"]], "levels": [["d"], ["d", "k"]]}]})
+    sql = r.state.records[-1].source_sql
+    r.close()
+    assert [(d.level, d.kind, d.values) for d in r.differences] == [
+        (1, "DIFF", (None,)), (1, "DIFF", (dt.date(2020, 1, 1),)), (2, "MISSING", (None, 4)),
+        (2, "DIFF", (dt.date(2020, 1, 1), 2))]
+    assert '"d" = ANY(CAST(%s AS DATE[])) OR "d" IS NULL' in sql

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--order", choices=("default", "breadth_first"), default="default", help="job order")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="give up connecting to a database after this long")
+    p.add_argument("--statistics", action="store_true", default=None,
+                   help="let X = [] COUNT roots take counts from exact table statistics (Parquet footers) "
+                        "instead of a query (P4; default: the spec's 'statistics', off)")
     p.add_argument("--sample-rows", type=int, default=20, metavar="N", help="report rows shown (text, html)")
     add_output_options(p, "the report (summary.json, report.html, tree charts, report table)")
     p.set_defaults(func=run)
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     check_out(args, [args.spec, *(args.reuse and [args.reuse] or [])])
     result = run_tcfc(spec, args.budget, order=args.order, reuse=args.reuse,
                       reuse_mode="resume" if args.resume else "prune", connect_timeout=args.connect_timeout,
-                      progress=terminal_progress("tcfc", "jobs"))
+                      progress=terminal_progress("tcfc", "jobs"), statistics=args.statistics)
     try:
         return emit(result, args, sample_rows=args.sample_rows)
     finally:

@@ -9,7 +9,8 @@
   floats within a tolerance, C4). Matching is null-safe (C3): NULL is a fragment value like any other.
 * Descent (C6, C7; the errata of Algorithm 1 lines 26-27): every differing fragment of every kind is
   pursued; all differing fragments of one pair and level become ONE batched child job (P1; split only
-  above ``max_batch`` parents), filtered null-safely on the parent X values. A job without differences
+  above ``max_batch`` parents, by default per engine: ``engines.max_batch``), filtered null-safely on
+  the parent X values. A job without differences
   continues (same filter, next level) only while level < healthy_depth; healthy siblings of a differing
   fragment are never descended.
 * Budget (T3-T5): a job whose both sides did not finish before the deadline is cancelled (Spark job tag,
@@ -19,6 +20,7 @@
 """
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import itertools
 import threading
@@ -30,6 +32,7 @@ from typing import Any
 
 from dqkit.errors import CancelledError, DqkitError
 from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
+from dqkit.tcfc.engines import max_batch as engine_max_batch
 from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, load_spec
 
 #: Seconds a run may take beyond its budget: cancelling the running queries and assembling the report.
@@ -112,6 +115,7 @@ class JobRecord:
     source_sql: str = ""
     target_sql: str = ""
     queries: int = 2                                     # 1 when both sides were compared inside Spark
+    statistics: str = ""                                 # P4: sides answered from exact statistics, and how
     equal_sample: list = field(default_factory=list)   # a few equal fragments (values, aggregates) for trees
     equal_more: int = 0                                  # equal fragments beyond the sample
 
@@ -131,6 +135,17 @@ def sort_key(v: Any) -> tuple:
 
 def values_key(t: Sequence[Any]) -> tuple:
     return tuple(sort_key(v) for v in t)
+
+
+def sorted_values(keys: Any) -> list[tuple]:
+    """``keys`` in ``values_key`` order. Python's own tuple order is the same order whenever it can compare
+    the values at all (one type, or numbers, per position, no NULL reached), and is far cheaper; a
+    TypeError (NULL, mixed types, unrepresentable values) falls back to ``values_key``."""
+    keys = list(keys)
+    try:
+        return sorted(keys)
+    except TypeError:
+        return sorted(keys, key=values_key)
 
 
 # --------------------------------------------------------------------------------------- comparison
@@ -173,26 +188,54 @@ def error_count(level_aggs: Sequence[Aggregate], src: tuple | None, tgt: tuple |
 EQUAL_SAMPLE = 6
 
 
+#: Python types already in ``normalise``'s canonical form, per logical type (checked per column: a column
+#: holding only these and NULL is used as fetched)
+_CANONICAL = {"int": (int,), "string": (str,), "float": (float,), "bool": (bool,), "date": (dt.date,),
+              "any": (int, str, float)}
+_AGG_CANONICAL = {"count": (int,), "avg": (float,), "sum": (int, float)}
+
+
+def _column(values: Sequence[Any], convert: Callable[[Any], Any], plain: tuple | None) -> Sequence[Any]:
+    """One fetched column in canonical form: as it is when every value already is, else converted."""
+    if plain is not None and all(v is None or type(v) in plain for v in values):
+        return values
+    return [convert(v) for v in values]
+
+
 def classify(bp: BoundPair, level: int, src_rows: Sequence[tuple], tgt_rows: Sequence[tuple], job: Job,
              equal: list | None = None) -> list[Difference]:
-    """MISSING / EXCESS / DIFF between the aggregated rows of the two sides (Algorithm 1 lines 20-25)."""
+    """MISSING / EXCESS / DIFF between the aggregated rows of the two sides (Algorithm 1 lines 20-25).
+    Values are normalised column by column (a column already canonical is used as fetched), so the
+    key level of a large difference stays cheap."""
     lv = bp.spec.levels[level - 1]
     n = len(lv.X)
 
     def index(rows: Sequence[tuple], engine: str) -> dict[tuple, tuple]:
-        out: dict[tuple, tuple] = {}
-        for r in rows:
-            key = tuple(normalise(v, bp.types.get(c, "any"), engine) for v, c in zip(r[:n], lv.X))
-            vals = tuple(_agg_value(v, a, bp.types, engine) for v, a in zip(r[n:], lv.A))
+        if not rows:
+            return {}
+        cols = list(zip(*rows))
+        keys = [_column(cols[i], lambda v, t=bp.types.get(c, "any"): normalise(v, t, engine),
+                        _CANONICAL.get(bp.types.get(c, "any"))) for i, c in enumerate(lv.X)]
+        vals = [_column(cols[n + i], lambda v, a=a: _agg_value(v, a, bp.types, engine),
+                        _CANONICAL.get(bp.types.get(a.attribute, "any")) if a.function in ("min", "max")
+                        else _AGG_CANONICAL.get(a.function)) for i, a in enumerate(lv.A)]
+        key_rows = list(zip(*keys)) if n else [()] * len(rows)
+        val_rows = list(zip(*vals)) if lv.A else [()] * len(rows)
+        out = dict(zip(key_rows, val_rows))
+        if len(out) == len(rows):
+            return out
+        out = {}
+        for r, key, v in zip(rows, key_rows, val_rows):
             if key in out:  # two engine values normalised to one: keep both visible, never merge
                 key = key + (Unrepresentable(engine, f"duplicate fragment {r[:n]!r}"),)
-            out[key] = vals
+            out[key] = v
         return out
 
     q_r = index(src_rows, bp.source.engine.kind)
     q_s = index(tgt_rows, bp.target.engine.kind)
+    ci = next((i for i, a in enumerate(lv.A) if a.function == "count"), None)  # error_count's aggregate
     diffs: list[Difference] = []
-    for key in sorted(set(q_r) | set(q_s), key=values_key):
+    for key in sorted_values(set(q_r) | set(q_s)):
         a, b = q_r.get(key), q_s.get(key)
         if b is None:
             kind = MISSING
@@ -204,8 +247,9 @@ def classify(bp: BoundPair, level: int, src_rows: Sequence[tuple], tgt_rows: Seq
             continue
         else:
             kind = DIFF
-        diffs.append(Difference(bp.spec.name, level, lv.X, key, kind, a, b, job.job_id, job.parent_job,
-                                error_count(lv.A, a, b)))
+        errors = None if ci is None else abs(int((a[ci] if a is not None else 0) or 0)
+                                             - int((b[ci] if b is not None else 0) or 0))
+        diffs.append(Difference(bp.spec.name, level, lv.X, key, kind, a, b, job.job_id, job.parent_job, errors))
     return diffs
 
 
@@ -256,13 +300,14 @@ class Scheduler:
                  progress: Callable[[str, str, int, int], None] | None = None,
                  on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
                  cancel: threading.Event | None = None, started: float | None = None,
-                 compare_in_spark: bool = True) -> None:
+                 compare_in_spark: bool = True, statistics: bool = False) -> None:
         self.spec = spec
+        self.statistics = statistics
         self.compare_in_spark = compare_in_spark
         self.pool = pool
         self.budget = budget
         self.order = order
-        self.max_batch = max_batch or spec.max_batch
+        self.max_batch = max_batch or spec.max_batch  # None: per pair, from its engines (MAX_BATCH)
         self.progress = progress
         self.on_job = on_job
         self.cancel_event = cancel or threading.Event()
@@ -281,8 +326,10 @@ class Scheduler:
     # ----- queue
     def push(self, pair: CompareSpec, level: int, kind: str, filter_cols: Sequence[str] = (),
              filter_values: Sequence[tuple] = (), parent: int | None = None, job_id: int | None = None) -> None:
-        values = sorted({tuple(v) for v in filter_values}, key=values_key)
-        chunks = [values[i:i + self.max_batch] for i in range(0, len(values), self.max_batch)] if filter_cols else [[]]
+        values = sorted_values({tuple(v) for v in filter_values})
+        cap = self.max_batch or min(engine_max_batch(pair.source.engine_kind, filter_cols),
+                                    engine_max_batch(pair.target.engine_kind, filter_cols))
+        chunks = [values[i:i + cap] for i in range(0, len(values), cap)] if filter_cols else [[]]
         for chunk in chunks:
             job = Job(job_id or next(self.ids), pair.name, level, kind, tuple(filter_cols), tuple(chunk), parent,
                       pair.priority, next(self.seq))
@@ -342,18 +389,34 @@ class Scheduler:
         lv = pair.levels[job.level - 1]
         src_engine, tgt_engine = bp.source.engine, bp.target.engine
         deadline = self.deadline
-        if self.compare_in_spark and isinstance(src_engine, SparkEngine) and isinstance(tgt_engine, SparkEngine) \
+        # the last level of a multi-level pair is a key in the paper's strategies (Table 1): one row a group
+        near = job.level == pair.full_depth and pair.full_depth > 1
+        stats_used: dict[str, str] = {}
+        if self._statistics_apply(job, lv):
+            # P4: an X = ∅ COUNT root answered from a side's exact statistics; the other side (or a side
+            # without them) runs its query. Each side in its own thread, so the deadline still applies.
+            def side_call(b: Any, role: str) -> Any:
+                row, origin = b.engine.exact_statistics(b, lv.A)
+                if row is not None:
+                    stats_used[role] = origin
+                    return [row], 0
+                return b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values, deadline, near)
+
+            calls = [_SideCall(lambda b=b, r=r: side_call(b, r)) for b, r in ((bp.source, "source"),
+                                                                              (bp.target, "target"))]
+        elif self.compare_in_spark and isinstance(src_engine, SparkEngine) and isinstance(tgt_engine, SparkEngine) \
                 and src_engine.spark is tgt_engine.spark:
             # one engine holds both sides: compare there, fetch only differing fragments (P2 at its cheapest)
             def both() -> Any:
                 s_rows, t_rows, nbytes = src_engine.compare_in_spark(
-                    bp.source, bp.target, lv.X, lv.A, job.filter_cols, job.filter_values, pair.abs_tol, pair.rel_tol)
+                    bp.source, bp.target, lv.X, lv.A, job.filter_cols, job.filter_values, pair.abs_tol, pair.rel_tol,
+                    near)
                 return (s_rows, nbytes), (t_rows, 0)
 
             calls = [_SideCall(both)]
         else:
             calls = [_SideCall(lambda b=b: b.engine.aggregate(b, lv.X, lv.A, job.filter_cols, job.filter_values,
-                                                              deadline)) for b in (bp.source, bp.target)]
+                                                              deadline, near)) for b in (bp.source, bp.target)]
         t = time.monotonic()
         for c in calls:
             c.start()
@@ -396,13 +459,24 @@ class Scheduler:
         rec = self._record(job, "done", time.monotonic() - t, calls, bp, diffs,
                            (len(src_rows), len(tgt_rows), src_bytes, tgt_bytes))
         rec.equal_sample, rec.equal_more = equal[:EQUAL_SAMPLE], max(0, len(equal) - EQUAL_SAMPLE)
-        rec.queries = len(calls)
+        rec.queries = len(calls) - len(stats_used)
+        if stats_used:
+            rec.statistics = "; ".join(f"{role}: {origin}" for role, origin in sorted(stats_used.items()))
+            if len(stats_used) == 2:
+                rec.source_sql = rec.target_sql = "(statistics)"
+            else:
+                setattr(rec, f"{next(iter(stats_used))}_sql", "(statistics)")
         self.state.report += diffs
         self.state.examined[pair.name] = max(self.state.examined.get(pair.name, 0), job.level)
         self._children(bp, job, diffs)
         if self.on_job is not None:
             self.on_job(rec, diffs)
         return diffs
+
+    def _statistics_apply(self, job: Job, lv: Any) -> bool:
+        """P4 applies to a root job at level 1 with X = ∅ whose aggregates are all counts, when asked for."""
+        return (self.statistics and job.kind == ROOT and job.level == 1 and not lv.X and not job.filter_cols
+                and bool(lv.A) and all(a.function == "count" for a in lv.A))
 
     def _record(self, job: Job, status: str, seconds: float, calls: Sequence[_SideCall], bp: BoundPair,
                 diffs: Sequence[Difference], sizes: tuple[int, int, int, int] = (0, 0, 0, 0)) -> JobRecord:
@@ -480,7 +554,8 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
              reuse: str | None = None, reuse_mode: str = "prune", connect_timeout: float = 10.0,
              progress: Callable[[str, str, int, int], None] | None = None,
              on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
-             cancel: threading.Event | None = None, compare_in_spark: bool = True) -> Any:
+             cancel: threading.Event | None = None, compare_in_spark: bool = True,
+             statistics: bool | None = None) -> Any:
     """Run TCFC over every pair of ``spec`` within ``budget`` seconds; returns a ``TcfcResult``.
 
     ``budget`` (seconds, > 0; default: the spec's, else none: run to completion) bounds the whole call,
@@ -489,6 +564,9 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
     re-checks stored leaves first and prunes root fragments they account for (U2); ``'resume'`` continues
     an interrupted run from its stored queue and report (U3). ``cancel`` (an Event) stops the run like an
     expired budget. ``on_job(record, differences)`` is called after every completed job.
+    ``statistics`` (default: the spec's ``statistics``, off) lets an X = ∅ root whose aggregates are all
+    counts take a side's counts from exact table statistics instead of a query (P4; see
+    ``Engine.exact_statistics``: Parquet footers only); such a job is marked in ``jobs()``.
     """
     from dqkit.tcfc import state as st_mod
     from dqkit.tcfc.result import TcfcResult
@@ -509,7 +587,8 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
 
         raise ParameterError(f"unknown reuse mode {reuse_mode!r}", hint="use prune or resume")
     pool = EnginePool(spark, connect_timeout)
-    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started, compare_in_spark)
+    sched = Scheduler(tspec, pool, budget, order_fn, max_batch, progress, on_job, cancel, started, compare_in_spark,
+                      tspec.statistics if statistics is None else bool(statistics))
     resume = None
     if reuse is not None:
         stored = st_mod.load_state(reuse, tspec)

@@ -40,6 +40,18 @@ NUMERIC = ("int", "decimal", "float", "bool")
 DEFAULT_CONNECT_TIMEOUT = 10.0
 #: up to this many parent fragments, a Spark child query filters with literals; above, a broadcast semi-join
 SMALL_BATCH = 32
+#: default cap on the parent fragments of one batched child job (P1), per engine: Spark takes the parent set
+#: as one broadcast semi-join, so a level costs one scan however many fragments differ; a database gets an
+#: OR-list of null-safe predicates, which grows the query text (and a cancelled batch loses less work).
+#: A pair's cap is the smaller of its two sides'; the spec's ``max_batch`` overrides it.
+MAX_BATCH = {"spark": 100_000, "postgresql": 500, "sqlite": 500, "duckdb": 500}
+#: PostgreSQL filters on ONE fragmentation column with ``c = ANY(%s)`` (one array parameter), not an OR-list
+MAX_BATCH_ONE_COLUMN = {**MAX_BATCH, "postgresql": 100_000}
+
+
+def max_batch(kind: str, filter_cols: Sequence[str]) -> int:
+    """The default batch cap of an engine for a filter on ``filter_cols`` (see ``MAX_BATCH``)."""
+    return (MAX_BATCH_ONE_COLUMN if len(filter_cols) == 1 else MAX_BATCH)[kind]
 
 
 @dataclass(frozen=True, order=True)
@@ -164,15 +176,26 @@ class Engine:
         raise NotImplementedError
 
     def aggregate(self, bound: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
-                  filter_cols: Sequence[str], filter_values: Sequence[tuple], deadline: float | None = None
-                  ) -> tuple[list[tuple], int]:  # pragma: no cover - abstract
+                  filter_cols: Sequence[str], filter_values: Sequence[tuple], deadline: float | None = None,
+                  near_distinct: bool = False) -> tuple[list[tuple], int]:  # pragma: no cover - abstract
         """Rows (X values, aggregate values) for the fragments of ``X`` whose ``filter_cols`` values are
-        one of ``filter_values`` (no filter when ``filter_cols`` is empty), and the bytes fetched."""
+        one of ``filter_values`` (no filter when ``filter_cols`` is empty), and the bytes fetched.
+        ``near_distinct``: the groups are expected to hold about one row each (a key level)."""
         raise NotImplementedError
 
     def rows(self, bound: BoundSide, filter_cols: Sequence[str], values: tuple, limit: int) -> Any:
         """At most ``limit`` rows of one fragment, as a pandas DataFrame (for drill-down views)."""
         raise NotImplementedError  # pragma: no cover
+
+    def exact_statistics(self, bound: BoundSide, aggs: Sequence[Aggregate]) -> tuple[tuple | None, str]:
+        """P4: the X = ∅ row of ``aggs`` (all counts) from *exact* table statistics, without a query, and
+        where it came from; ``(None, why not)`` when this side has none, so the caller runs the query.
+
+        Only statistics that are exact by construction are used. A database's catalog counts are not:
+        PostgreSQL's ``pg_class.reltuples`` and ``pg_stat_user_tables.n_live_tup`` are estimates refreshed
+        by ANALYZE/VACUUM, SQLite's ``sqlite_stat1`` is a planner hint, DuckDB's ``estimated_size`` says
+        what it is; so the database engines always answer with a query."""
+        return None, f"{self.kind} keeps no exact row count (its catalog counts are estimates)"
 
     def distinct_count(self, bound: BoundSide, cols: Sequence[str]) -> int:
         """The number of distinct ``cols`` values (M4 checks)."""
@@ -216,6 +239,36 @@ def _value_bytes(v: Any) -> int:
 def rows_bytes(rows: Sequence[Sequence[Any]]) -> int:
     """An estimate of the bytes a set of fetched rows holds (what crossed from an engine)."""
     return sum(_value_bytes(v) for r in rows for v in r)
+
+
+def parquet_footer_counts(files: Sequence[str], columns: Sequence[str]) -> tuple[int, dict[str, int]] | None:
+    """(rows, {column: non-NULL values}) summed over the footers of ``files`` (P4), read with pyarrow; None
+    when a file is not Parquet or cannot be read now, or a column's null count is missing from a row group
+    (then only a query is exact). Footers are exact: a writer records each row group's row count."""
+    import pyarrow.parquet as pq
+    from pyarrow import fs as pafs
+
+    total = 0
+    non_null = {c: 0 for c in columns}
+    for f in files:
+        try:
+            filesystem, path = pafs.FileSystem.from_uri(f) if "://" in f else (pafs.LocalFileSystem(), f)
+            with filesystem.open_input_file(path) as handle:
+                meta = pq.ParquetFile(handle).metadata
+        except Exception:  # noqa: BLE001 - gone, replaced or not Parquet: the query answers instead
+            return None
+        index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+        if any(c not in index for c in columns):  # a partition column, or a nested one
+            return None
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            total += rg.num_rows
+            for c in columns:
+                stats = rg.column(index[c]).statistics
+                if stats is None or not stats.has_null_count:
+                    return None
+                non_null[c] += rg.num_rows - stats.null_count
+    return total, non_null
 
 
 # ------------------------------------------------------------------------------------------- Spark
@@ -316,12 +369,18 @@ class SparkEngine(Engine):
             exprs.append(e.alias(a.alias))
         return rel.groupBy(*[col(c) for c in X]).agg(*exprs) if X else rel.agg(*exprs)
 
-    def _fetch(self, out: Any) -> Any:
+    #: at a key level (groups of about one row) the pre-shuffle partial aggregation reduces nothing
+    NEAR_DISTINCT_CONF = {"spark.sql.execution.bypassPartialAggregation": "true"}
+
+    def _fetch(self, out: Any, near_distinct: bool = False) -> Any:
+        import contextlib
+
         from dqkit.progress import tagged
-        from dqkit.sparkutil import cancelled_from
+        from dqkit.sparkutil import cancelled_from, scoped_conf
 
         self.queries += 1
-        with tagged(self.spark, self.tag):
+        conf = scoped_conf(self.spark, self.NEAR_DISTINCT_CONF) if near_distinct else contextlib.nullcontext()
+        with tagged(self.spark, self.tag), conf:
             try:
                 table = out.toArrow()
             except Exception as exc:
@@ -332,17 +391,23 @@ class SparkEngine(Engine):
         self.jobs += 1
         return table
 
-    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None):
-        table = self._fetch(self.aggregate_frame(bound, X, aggs, filter_cols, filter_values))
+    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None, near_distinct=False):
+        table = self._fetch(self.aggregate_frame(bound, X, aggs, filter_cols, filter_values), near_distinct)
         cols = [table.column(i).to_pylist() for i in range(table.num_columns)]
         return (list(zip(*cols)) if cols else []), int(table.nbytes)
 
     def compare_in_spark(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
-                         filter_cols: Sequence[str], filter_values: Sequence[tuple], abs_tol: float, rel_tol: float
-                         ) -> tuple[list[tuple], list[tuple], int]:
-        """Both sides in this one Spark session: join the two aggregates (null-safe on X) in Spark and fetch
-        only the fragments that differ (exactly the ones ``classify`` would keep), so equal fragments never
-        reach the driver. Returns (source rows, target rows, bytes fetched) of the differing fragments."""
+                         filter_cols: Sequence[str], filter_values: Sequence[tuple], abs_tol: float, rel_tol: float,
+                         near_distinct: bool = False) -> tuple[list[tuple], list[tuple], int]:
+        """Both sides in this one Spark session: compare the two aggregates in Spark and fetch only the
+        fragments that differ (exactly the ones ``classify`` would keep), so equal fragments never reach the
+        driver. Returns (source rows, target rows, bytes fetched) of the differing fragments.
+
+        When both sides give the used columns the same Spark types (and no hash aggregate is asked for), the
+        sides are stacked (``unionByName``, tagged) and aggregated in ONE ``GROUP BY X`` with each aggregate
+        computed per side (``af(CASE WHEN side THEN A END)``): one shuffle of the level's (filtered) rows,
+        where aggregating each side and joining the aggregates shuffles twice more. GROUP BY is null-safe
+        by nature (NULL is one group). Otherwise the two aggregates are joined null-safely on X."""
         from functools import reduce
 
         from pyspark.sql import functions as F
@@ -350,17 +415,11 @@ class SparkEngine(Engine):
         from dqkit.sparkutil import col
 
         n = len(aggs)
-        a = self.aggregate_frame(src, X, aggs, filter_cols, filter_values)
-        b = self.aggregate_frame(tgt, X, aggs, filter_cols, filter_values)
-        a = a.select(*[col(c).alias(f"_dq_x{i}") for i, c in enumerate(X)],
-                     *[col(g.alias).alias(f"_dq_s{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_s"))
-        b = b.select(*[col(c).alias(f"_dq_y{i}") for i, c in enumerate(X)],
-                     *[col(g.alias).alias(f"_dq_t{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_t"))
-        if X:
-            cond = reduce(lambda p, q: p & q, [F.col(f"_dq_x{i}").eqNullSafe(F.col(f"_dq_y{i}")) for i in range(len(X))])
-            j = a.join(b, cond, "full_outer")
+        stacked = self._stacked_compare(src, tgt, X, aggs, filter_cols, filter_values)
+        if stacked is not None:
+            j = stacked
         else:
-            j = a.crossJoin(b)
+            j = self._joined_compare(src, tgt, X, aggs, filter_cols, filter_values)
 
         def same(i: int) -> Any:
             s, t = F.col(f"_dq_s{i}"), F.col(f"_dq_t{i}")
@@ -375,17 +434,72 @@ class SparkEngine(Engine):
         equal = F.col("_dq_in_s").isNotNull() & F.col("_dq_in_t").isNotNull()
         if n:
             equal = equal & reduce(lambda p, q: p & q, [same(i) for i in range(n)])
-        table = self._fetch(j.where(~equal))
+        table = self._fetch(j.where(~equal), near_distinct)
         data = {name: table.column(name).to_pylist() for name in table.column_names}
+        y = "_dq_y" if stacked is None else "_dq_x"  # stacked: one X for both sides
         src_rows, tgt_rows = [], []
         for r in range(table.num_rows):
             if data["_dq_in_s"][r] is not None:
                 src_rows.append(tuple(data[f"_dq_x{i}"][r] for i in range(len(X)))
                                 + tuple(data[f"_dq_s{i}"][r] for i in range(n)))
             if data["_dq_in_t"][r] is not None:
-                tgt_rows.append(tuple(data[f"_dq_y{i}"][r] for i in range(len(X)))
+                tgt_rows.append(tuple(data[f"{y}{i}"][r] for i in range(len(X)))
                                 + tuple(data[f"_dq_t{i}"][r] for i in range(n)))
         return src_rows, tgt_rows, int(table.nbytes)
+
+    def _joined_compare(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
+                        filter_cols: Sequence[str], filter_values: Sequence[tuple]) -> Any:
+        """Each side aggregated on its own, then the aggregates full-outer-joined null-safely on X."""
+        from functools import reduce
+
+        from pyspark.sql import functions as F
+
+        from dqkit.sparkutil import col
+
+        a = self.aggregate_frame(src, X, aggs, filter_cols, filter_values)
+        b = self.aggregate_frame(tgt, X, aggs, filter_cols, filter_values)
+        a = a.select(*[col(c).alias(f"_dq_x{i}") for i, c in enumerate(X)],
+                     *[col(g.alias).alias(f"_dq_s{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_s"))
+        b = b.select(*[col(c).alias(f"_dq_y{i}") for i, c in enumerate(X)],
+                     *[col(g.alias).alias(f"_dq_t{i}") for i, g in enumerate(aggs)], F.lit(1).alias("_dq_in_t"))
+        if not X:
+            return a.crossJoin(b)
+        cond = reduce(lambda p, q: p & q, [F.col(f"_dq_x{i}").eqNullSafe(F.col(f"_dq_y{i}")) for i in range(len(X))])
+        return a.join(b, cond, "full_outer")
+
+    def _stacked_compare(self, src: BoundSide, tgt: BoundSide, X: Sequence[str], aggs: Sequence[Aggregate],
+                         filter_cols: Sequence[str], filter_values: Sequence[tuple]) -> Any:
+        """Both sides stacked and aggregated in one GROUP BY X (see ``compare_in_spark``); None when the sides'
+        column types differ or a hash aggregate is asked for (then the aggregates are joined)."""
+        from pyspark.sql import functions as F
+
+        from dqkit.sparkutil import col
+
+        if any(a.function == "hash" for a in aggs):
+            return None
+        names = list(dict.fromkeys([*_needed(X, aggs, src, filter_cols), *_needed(X, aggs, tgt, filter_cols)]))
+        if any(src.native.get(c) != tgt.native.get(c) for c in names):
+            return None
+        side = "_dq_side"
+        parts = [self._filtered(b, self._relation(b, names), filter_cols, filter_values).withColumn(side, F.lit(k))
+                 for k, b in ((0, src), (1, tgt))]
+        rel = parts[0].unionByName(parts[1])
+        exprs = []
+        for k, tag in ((0, "s"), (1, "t")):
+            on = F.col(side) == F.lit(k)
+            for i, a in enumerate(aggs):
+                if a.function == "count":
+                    e = F.count(F.when(on, F.lit(1) if a.attribute == ALL_COLUMNS else col(a.attribute)))
+                else:
+                    e = getattr(F, a.function)(F.when(on, col(a.attribute)))
+                exprs.append(e.alias(f"_dq_{tag}{i}"))
+            present = F.lit(1) if not X else F.when(F.max(on.cast("int")) == 1, F.lit(1))
+            exprs.append(present.alias(f"_dq_in_{tag}"))
+        g = rel.groupBy(*[col(c) for c in X]).agg(*exprs) if X else rel.agg(*exprs)
+        keys = [col(c) for c in X]
+        return g.select(*[k.alias(f"_dq_x{i}") for i, k in enumerate(keys)],
+                        *[F.col(f"_dq_{t}{i}") for t in ("s", "t") for i in range(len(aggs))],
+                        F.col("_dq_in_s"), F.col("_dq_in_t"))
 
     def rows(self, bound, filter_cols, values, limit):
         rel = self._filtered(bound, self._relation(bound, list(bound.types)), filter_cols, [values])
@@ -393,6 +507,31 @@ class SparkEngine(Engine):
 
     def distinct_count(self, bound, cols):
         return int(self._relation(bound, list(cols)).distinct().count())
+
+    def exact_statistics(self, bound, aggs):
+        """Row and non-NULL counts from the Parquet footers of exactly the files this side's scan reads
+        (``DataFrame.inputFiles()``), when the side is a plain Parquet table source (a file or folder path).
+
+        Not used: a tau^-1 query or a DataFrame builder (filters and joins change the count); CSV/JSON (no
+        footer); Spark catalog tables, whose ``ANALYZE``d ``rowCount`` is not kept current when another
+        writer adds files to the table's location, and whose files may carry Delta/Iceberg deletes the
+        footers do not show. ``count(c)`` needs the footer's null count of ``c`` in every row group."""
+        side = bound.side
+        if side.query is not None or side.frame is not None or not isinstance(side.table, str):
+            return None, "not a plain table source (a tau^-1 query or a DataFrame)"
+        if side.table.startswith("catalog:"):
+            return None, "a Spark catalog table (its rowCount statistic may be stale)"
+        try:
+            files = list(bound.frame.inputFiles())
+        except Exception as exc:  # noqa: BLE001 - no listing: answer with the query
+            return None, f"the scan's files are unknown ({_first_line(exc)})"
+        columns = {a.attribute: bound.physical[a.attribute] for a in aggs if a.attribute != ALL_COLUMNS}
+        counts = parquet_footer_counts(files, list(columns.values()))
+        if counts is None:
+            return None, "not every file has a readable Parquet footer with the counts"
+        rows, non_null = counts
+        return tuple(rows if a.attribute == ALL_COLUMNS else non_null[columns[a.attribute]] for a in aggs), \
+            f"Parquet footers of {len(files)} file(s)"
 
     def cancel(self) -> None:
         from dqkit.progress import cancel_tag
@@ -564,7 +703,7 @@ class DbApiEngine(Engine):
 
     _current_x: Sequence[str] = ()
 
-    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None):
+    def aggregate(self, bound, X, aggs, filter_cols, filter_values, deadline=None, near_distinct=False):
         self._current_x = tuple(X)
         sel = [self._text(self.quote(c)) if bound.types.get(c) in ("date", "timestamp") else self.quote(c) for c in X]
         sel += [f"{self._agg_sql(bound, a)} AS {self.quote(a.alias)}" for a in aggs]
@@ -667,6 +806,42 @@ class PostgresEngine(DbApiEngine):
             out[d.name] = (_logical_from_name(name), name)
         cur.close()
         return out
+
+    _ARRAY_TYPES = {"int": (int,), "string": (str,), "float": (float,), "decimal": (int, Decimal),
+                    "date": (dt.date,), "timestamp": (dt.datetime,)}
+
+    def _where(self, bound, filter_cols, filter_values):
+        """One fragmentation column: ``c = ANY(%s)`` with the values as one array parameter (plus ``OR c IS
+        NULL`` for a NULL fragment), which PostgreSQL plans as one index or hash lookup however many parents;
+        otherwise (several columns, values of mixed types) the null-safe OR-list of the other engines."""
+        if len(filter_cols) != 1:
+            return super()._where(bound, filter_cols, filter_values)
+        c = filter_cols[0]
+        logical = bound.types.get(c, "any")
+        values = [t[0] for t in filter_values]
+        present = [v for v in values if v is not None]
+        kinds = self._ARRAY_TYPES.get(logical)
+        if kinds is None or not present or not all(isinstance(v, kinds) and not isinstance(v, bool) for v in present) \
+                or (logical == "date" and any(isinstance(v, dt.datetime) for v in present)):
+            return super()._where(bound, filter_cols, filter_values)
+        q = self.quote(c)
+        if logical in ("date", "timestamp"):
+            cast = "DATE[]" if logical == "date" else "TIMESTAMP[]"
+            arr, param = f"CAST(%s AS {cast})", [v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v.isoformat()
+                                                 for v in present]
+        elif logical == "decimal":
+            arr, param = "CAST(%s AS NUMERIC[])", [str(v) for v in present]
+        elif logical == "float":
+            arr, param = "CAST(%s AS DOUBLE PRECISION[])", [float(v) for v in present]
+        elif logical == "int":
+            arr, param = "CAST(%s AS NUMERIC[])" if any(abs(v) >= 2 ** 63 for v in present) else "CAST(%s AS BIGINT[])", \
+                present
+        else:
+            arr, param = "CAST(%s AS TEXT[])", present
+        cond = f"{q} = ANY({arr})"
+        if len(present) < len(values):
+            cond = f"({cond} OR {q} IS NULL)"
+        return f" WHERE {cond}", [param]
 
     def _before(self, deadline: float | None) -> None:
         ms = 0 if deadline is None else max(1, int((deadline - time.monotonic()) * 1000) + 200)

@@ -9,7 +9,8 @@
   |count_r - count_s| over the differing fragments of that level);
 * ``tree(pair)`` / ``plot_tree(pair)``: the drill-down tree in the style of Figure 2, differing fragments
   red, equal ones green (a bounded sample of them per job), step numbers = job order;
-* ``jobs()``: per-job instrumentation (P5): wall time, |q_r|, |q_s|, bytes fetched from each engine.
+* ``jobs()``: per-job instrumentation (P5): wall time, |q_r|, |q_s|, bytes fetched from each engine, the
+  queries run and, for a root answered from exact statistics (P4), which sides were and how.
 
 Exit codes (CLI): 0 = COMPLETED without differences; 1 = differences found (completed or not);
 3 = UNCOMPLETED with no difference found so far; 2 = error.
@@ -130,9 +131,10 @@ class TcfcResult(Result):
         return pd.DataFrame(rows, columns=cols)
 
     def jobs(self) -> pd.DataFrame:
-        """Per-job instrumentation (P5)."""
+        """Per-job instrumentation (P5); ``queries`` counts the engine queries the job ran (0 for a root answered
+        from exact statistics on both sides, P4) and ``statistics`` names the sides that were and how."""
         cols = ["job_id", "pair", "level", "kind", "fragments_in_filter", "status", "seconds", "source_rows",
-                "target_rows", "source_bytes", "target_bytes", "differences", "parent_job"]
+                "target_rows", "source_bytes", "target_bytes", "differences", "parent_job", "queries", "statistics"]
         return pd.DataFrame([{c: getattr(r, c) for c in cols} for r in self.state.records], columns=cols)
 
     def report_rows(self, pair: str | None = None) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ run in ``dqkit.tcfc.engines.bind`` before any aggregate query.
 YAML/JSON shape (``load_spec``)::
 
     budget: 600                      # seconds (optional; the CLI's --budget wins)
+    statistics: false                # P4: X = [] COUNT roots from exact Parquet footers (optional)
     pairs:
       - name: exam
         priority: 5
@@ -164,16 +165,22 @@ class CompareSpec:
 
 @dataclass(frozen=True)
 class TcfcSpec:
-    """The set C of compare specs, with an optional default budget and the batch cap (P1)."""
+    """The set C of compare specs, with an optional default budget, the batch cap (P1) and whether X = ∅
+    COUNT roots may be answered from exact table statistics (P4; off by default)."""
 
     pairs: tuple[CompareSpec, ...]
     budget: float | None = None
-    max_batch: int = 500
+    max_batch: int | None = None               # None: per engine (``dqkit.tcfc.engines.MAX_BATCH``)
+    statistics: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"pairs": [p.to_dict() for p in self.pairs], "max_batch": self.max_batch}
+        out: dict[str, Any] = {"pairs": [p.to_dict() for p in self.pairs]}
+        if self.max_batch is not None:
+            out["max_batch"] = self.max_batch
         if self.budget is not None:
             out["budget"] = self.budget
+        if self.statistics:
+            out["statistics"] = True
         return out
 
     def pair(self, name: str) -> CompareSpec:
@@ -395,9 +402,10 @@ def parse_spec(raw: Mapping[str, Any] | Sequence[Any]) -> TcfcSpec:
         raw = {"pairs": raw}
     if not isinstance(raw, Mapping):
         raise SpecError("a TCFC spec is a mapping with a 'pairs' list")
-    unknown = set(raw) - {"pairs", "comparisons", "budget", "max_batch"}
+    unknown = set(raw) - {"pairs", "comparisons", "budget", "max_batch", "statistics"}
     if unknown:
-        raise SpecError(f"unknown top-level keys {sorted(unknown)}", hint="a spec has pairs, budget and max_batch")
+        raise SpecError(f"unknown top-level keys {sorted(unknown)}",
+                        hint="a spec has pairs, budget, max_batch and statistics")
     pairs_raw = raw.get("pairs", raw.get("comparisons"))
     if not pairs_raw or not isinstance(pairs_raw, (list, tuple)):
         raise SpecError("the spec has no pairs", hint="list at least one pair under 'pairs:'")
@@ -406,10 +414,14 @@ def parse_spec(raw: Mapping[str, Any] | Sequence[Any]) -> TcfcSpec:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise SpecError(f"pair names must be unique: {dup} repeat")
-    max_batch = _int(raw.get("max_batch", 500), "max_batch", "spec")
-    if max_batch < 1:
+    max_batch = None if raw.get("max_batch") is None else _int(raw["max_batch"], "max_batch", "spec")
+    if max_batch is not None and max_batch < 1:
         raise SpecError("max_batch must be at least 1")
-    return TcfcSpec(pairs, check_budget(raw.get("budget")), max_batch)
+    statistics = raw.get("statistics", False)
+    if not isinstance(statistics, bool):
+        raise SpecError(f"statistics must be true or false, not {statistics!r}",
+                        hint="statistics: true lets X = [] COUNT roots use exact Parquet footer row counts (P4)")
+    return TcfcSpec(pairs, check_budget(raw.get("budget")), max_batch, statistics)
 
 
 def load_spec(path_or_text: str | os.PathLike | Mapping[str, Any] | TcfcSpec) -> TcfcSpec:
