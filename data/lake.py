@@ -145,9 +145,8 @@ def _derive(rng: np.random.Generator, src: pd.DataFrame, op: str, a: float, j: i
             hit[0] = True
         noise = np.round(rng.normal(0, 5, size=int(hit.sum())), 2)
         noise[noise == 0] = 0.01
-        out.loc[hit, c] = np.round(out.loc[hit, c].astype(float) + noise, 2)
-        if out[c].dtype.kind != "f":
-            out[c] = out[c].astype(float)
+        out[c] = out[c].astype(float)
+        out.loc[hit, c] = np.round(out.loc[hit, c] + noise, 2)
         return out, {"column": c, "share": 0.3}
     if op == "copy":
         return src.copy(), {}

@@ -332,21 +332,23 @@ def containment_fraction(parent: LakeTable, child: LakeTable, bag: bool = False)
 
 
 def _cm_frame(parent: LakeTable, child: LakeTable, bag: bool, k: int) -> DataFrame:
+    """One row (k, total, hit) for one pair: the child's and the parent's fingerprints tagged and grouped
+    in ONE shuffle (no join, so no broadcast of a parent however many pairs run in one job)."""
     c, p = _fingerprinted(child, parent)
+    both = c.select("h", "l", F.lit(1).alias("n"), F.lit(0).alias("m")).unionAll(
+        p.select("h", "l", F.lit(0).alias("n"), F.lit(1).alias("m")))
+    rows = both.groupBy("h", "l").agg(F.sum("n").alias("n"), F.sum("m").alias("m")).where(F.col("n") > 0)
     if bag:
-        cc = c.groupBy("h", "l").agg(F.count(F.lit(1)).alias("n"))
-        pc = p.groupBy("h", "l").agg(F.count(F.lit(1)).alias("m"))
-        agg = cc.join(pc, ["h", "l"], "left").agg(
-            F.sum("n").cast("long").alias("total"),
-            F.sum(F.least(F.col("n"), F.coalesce(F.col("m"), F.lit(0)))).cast("long").alias("hit"))
+        agg = rows.agg(F.sum("n").cast("long").alias("total"),
+                       F.sum(F.least(F.col("n"), F.col("m"))).cast("long").alias("hit"))
     else:
-        agg = c.distinct().join(p.distinct().withColumn("_m", F.lit(1)), ["h", "l"], "left").agg(
-            F.count(F.lit(1)).cast("long").alias("total"), F.count("_m").cast("long").alias("hit"))
+        agg = rows.agg(F.count(F.lit(1)).cast("long").alias("total"),
+                       F.count(F.when(F.col("m") > 0, F.lit(1))).cast("long").alias("hit"))
     return agg.select(F.lit(k).alias("k"), "total", "hit")
 
 
 def containment_fractions(pairs: Sequence[tuple[LakeTable, LakeTable]], bag: bool = False,
-                          chunk: int = 64) -> list[tuple[float, int]]:
+                          chunk: int = 32) -> list[tuple[float, int]]:
     """``containment_fraction`` for many (parent, child) pairs, in a few Spark jobs."""
     got = {r["k"]: r for r in _union_collect([_cm_frame(p, c, bag, k) for k, (p, c) in enumerate(pairs)], chunk)}
     out = []
