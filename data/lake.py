@@ -232,6 +232,8 @@ def generate_lake(out: str | os.PathLike, roots: int = 4, derived: int = 12, row
             w = np.arange(1, len(names) + 1, dtype=float) ** 1.5
             src = names[int(rng.choice(len(names), p=w / w.sum()))]
             op = str(rng.choice(OPS, p=list(_OP_P)))
+            if op in ("add_column", "noise") and not _numerics(frames[src]):
+                op = "copy"  # a projection dropped every numeric column: nothing to combine or perturb
             df, params = _derive(rng, frames[src], op, zipf_a, j)
             if len(df) == 0:
                 df, op, params = frames[src].copy(), "copy", {}
