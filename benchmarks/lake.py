@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chains", default="10,100,1000")
     ap.add_argument("--theorem-trials", type=int, default=200)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--driver-memory", default="4g", help="Spark's default 1g cannot hold a TU-like lake's broadcasts")
     ap.add_argument("--grid", action="store_true", help="same as adding grid to --parts")
     a = ap.parse_args(argv)
     parts = set(a.parts.split(",")) | ({"grid"} if a.grid else set())
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     if parts & {"lake", "literal", "peer", "grid", "theorem"}:
         from dqkit.session import get_spark
 
-        get_spark(master=a.master, config={"spark.sql.shuffle.partitions": "4"})
+        get_spark(master=a.master, config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": a.driver_memory})
     if parts & {"lake", "literal", "peer", "grid"}:
         lake_parts(a, parts)
     if "theorem" in parts:
