@@ -20,10 +20,10 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.errors import ParameterError
-from dqkit.fingerprint import row_fingerprint
+from dqkit.errors import ParameterError, UnsupportedTypeError
+from dqkit.fingerprint import _SALT, row_fingerprint
 from dqkit.lake._lake import LakeTable
-from dqkit.sparkutil import col
+from dqkit.sparkutil import col, quote_ident
 
 MODES = ("paper", "strict")
 
@@ -309,15 +309,47 @@ def _union_collect(frames: Sequence[DataFrame], chunk: int) -> list[Row]:
 
 
 # ----------------------------------------------------------------------------------- exact stage
+def _canon_sql(name: str, dt: T.DataType) -> tuple[str, T.DataType]:
+    """``_canon`` as SQL text over a quoted identifier, with the type it yields."""
+    q = quote_ident(name)
+    if isinstance(dt, T.MapType):
+        return f"to_json(array_sort(map_entries({q})))", T.StringType()
+    return q, dt
+
+
+def _hash_input_sql(expr: str, dt: T.DataType, name: str) -> str:
+    """``dqkit.fingerprint``'s per-column hash input (NULL marker, then the value in a form xxhash64
+    hashes exactly), as SQL text."""
+    if isinstance(dt, (T.ArrayType, T.StructType)):
+        value = f"to_json({expr})"
+    elif isinstance(dt, T.NullType):
+        value = "CAST(NULL AS STRING)"
+    elif dt.typeName() in ("variant", "object", "calendarinterval"):
+        raise UnsupportedTypeError(f"column {name!r} has type {dt.simpleString()}, which dqkit cannot fingerprint",
+                                   hint="exclude the column or cast it to a string first")
+    else:
+        value = expr
+    return f"isnull({expr}), {value}"
+
+
 def _fingerprinted(child: LakeTable, parent: LakeTable) -> tuple[DataFrame, DataFrame]:
-    keys = sorted(child.columns)
-    cs, ps = _aligned(child, parent, keys)
-    names = [f"_dq_c{i}" for i in range(len(keys))]
-    cdf = child.df.select(*[c.alias(n) for c, n in zip(cs, names)])
-    pdf = parent.df.select(*[c.alias(n) for c, n in zip(ps, names)])
-    ch, cl = row_fingerprint(cdf)
-    ph, pl = row_fingerprint(pdf)
-    return cdf.select(ch.alias("h"), cl.alias("l")), pdf.select(ph.alias("h"), pl.alias("l"))
+    """The child's rows and the parent's rows projected onto the child's columns, as fingerprints
+    ``(h, l)``: ``dqkit.fingerprint``'s 128-bit row hash over the aligned columns (text where the two
+    tables' types differ). Written as two SQL expressions over quoted identifiers, so a pair costs a
+    few driver-to-JVM calls instead of several per column (thousands of pairs are planned per run)."""
+    sides: list[list[str]] = [[], []]
+    for k in sorted(child.columns):
+        ct, pt = child.types[k], parent.types[k]
+        for side, dt in ((0, ct), (1, pt)):
+            expr, et = _canon_sql(k, dt)
+            if ct != pt:
+                expr, et = f"CAST({expr} AS STRING)", T.StringType()
+            sides[side].append(_hash_input_sql(expr, et, k))
+    out = []
+    for table, inputs in ((child, sides[0]), (parent, sides[1])):
+        args = ", ".join(inputs) or "true"
+        out.append(table.df.selectExpr(f"xxhash64({args}) AS h", f"xxhash64('{_SALT}', {args}) AS l"))
+    return out[0], out[1]
 
 
 def containment_fraction(parent: LakeTable, child: LakeTable, bag: bool = False) -> tuple[float, int]:
@@ -331,29 +363,35 @@ def containment_fraction(parent: LakeTable, child: LakeTable, bag: bool = False)
     return containment_fractions([(parent, child)], bag)[0]
 
 
-def _cm_frame(parent: LakeTable, child: LakeTable, bag: bool, k: int) -> DataFrame:
-    """One row (k, total, hit) for one pair: the child's and the parent's fingerprints tagged and grouped
-    in ONE shuffle (no join, so no broadcast of a parent however many pairs run in one job)."""
-    c, p = _fingerprinted(child, parent)
-    both = c.select("h", "l", F.lit(1).alias("n"), F.lit(0).alias("m")).unionAll(
-        p.select("h", "l", F.lit(0).alias("n"), F.lit(1).alias("m")))
-    rows = both.groupBy("h", "l").agg(F.sum("n").alias("n"), F.sum("m").alias("m")).where(F.col("n") > 0)
+def _cm_chunk(pairs: Sequence[tuple[int, LakeTable, LakeTable]], bag: bool) -> DataFrame:
+    """Rows (k, total, hit) for a chunk of (k, parent, child) pairs: every pair's child and parent
+    fingerprints, tagged with k and the side, grouped in ONE shuffle (no join, so no broadcast of a
+    parent, and one exchange for the whole chunk). A pair with an empty child has no row."""
+    frames = []
+    for k, parent, child in pairs:
+        c, p = _fingerprinted(child, parent)
+        frames += [c.selectExpr(f"{int(k)} AS k", "h", "l", "1 AS n", "0 AS m"),
+                   p.selectExpr(f"{int(k)} AS k", "h", "l", "0 AS n", "1 AS m")]
+    both = functools.reduce(DataFrame.unionAll, frames)
+    rows = both.groupBy("k", "h", "l").agg(F.expr("sum(n) AS n"), F.expr("sum(m) AS m")).where("n > 0")
     if bag:
-        agg = rows.agg(F.sum("n").cast("long").alias("total"),
-                       F.sum(F.least(F.col("n"), F.col("m"))).cast("long").alias("hit"))
-    else:
-        agg = rows.agg(F.count(F.lit(1)).cast("long").alias("total"),
-                       F.count(F.when(F.col("m") > 0, F.lit(1))).cast("long").alias("hit"))
-    return agg.select(F.lit(k).alias("k"), "total", "hit")
+        return rows.groupBy("k").agg(F.expr("CAST(sum(n) AS BIGINT) AS total"),
+                                     F.expr("CAST(sum(least(n, m)) AS BIGINT) AS hit"))
+    return rows.groupBy("k").agg(F.expr("CAST(count(1) AS BIGINT) AS total"),
+                                 F.expr("CAST(count(CASE WHEN m > 0 THEN 1 END) AS BIGINT) AS hit"))
 
 
 def containment_fractions(pairs: Sequence[tuple[LakeTable, LakeTable]], bag: bool = False,
                           chunk: int = 32) -> list[tuple[float, int]]:
-    """``containment_fraction`` for many (parent, child) pairs, in a few Spark jobs."""
-    got = {r["k"]: r for r in _union_collect([_cm_frame(p, c, bag, k) for k, (p, c) in enumerate(pairs)], chunk)}
+    """``containment_fraction`` for many (parent, child) pairs, ``chunk`` pairs per Spark job."""
+    got: dict[int, Row] = {}
+    items = [(k, p, c) for k, (p, c) in enumerate(pairs)]
+    for i in range(0, len(items), chunk):
+        got.update({r["k"]: r for r in _cm_chunk(items[i:i + chunk], bag).collect()})  # one row per pair
     out = []
     for k in range(len(pairs)):
-        total, hit = int(got[k]["total"] or 0), int(got[k]["hit"] or 0)
+        r = got.get(k)
+        total, hit = (int(r["total"] or 0), int(r["hit"] or 0)) if r is not None else (0, 0)
         out.append(((1.0 if total == 0 else hit / total), total))
     return out
 
