@@ -109,16 +109,18 @@ def clp_sample(child: LakeTable, s: int = 4, t: int = 10, seed: int = 0) -> CLPS
 
 
 def _texted(df: DataFrame, types: Mapping[str, T.DataType], names: Sequence[str]) -> tuple[DataFrame, dict[str, str]]:
-    """``df`` with each of ``names`` also as text (``_dq_t<i>``: maps in canonical order, then cast)."""
+    """``df`` with each of ``names`` also as text (``_dq_t<i>``: maps in canonical order, then cast);
+    one SQL projection over quoted identifiers, so it costs one driver-to-JVM call."""
     alias = {c: f"_dq_t{i}" for i, c in enumerate(names)}
-    return df.select("*", *[_canon(col(c), types[c]).cast("string").alias(alias[c]) for c in names]), alias
+    return df.selectExpr("*", *[f"CAST({_canon_sql(c, types[c])[0]} AS STRING) AS {alias[c]}" for c in names]), alias
 
 
 def _key_hash(df: DataFrame, alias: Mapping[str, str], keys: Sequence[str]) -> Column:
-    """The fingerprint (``dqkit.fingerprint``) of the text of ``keys``, in that order: the same
-    expression on the child's sample and on the parent, so equal rows hash equally."""
-    hi, lo = row_fingerprint(df, [alias[k] for k in keys])
-    return F.struct(hi.alias("h"), lo.alias("l"))
+    """The fingerprint (``dqkit.fingerprint``'s 128-bit row hash: NULL marker and value per column) of
+    the text of ``keys``, in that order: the same expression on the child's sample and on the parent,
+    so equal rows hash equally. One SQL expression, so it costs one driver-to-JVM call."""
+    args = ", ".join(f"isnull({alias[k]}), {alias[k]}" for k in keys) or "true"
+    return F.expr(f"named_struct('h', xxhash64({args}), 'l', xxhash64('{_SALT}', {args}))")
 
 
 def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: int = 0,
