@@ -192,20 +192,6 @@ def _canon(c: Column, dt: T.DataType) -> Column:
     return c
 
 
-def _aligned(child: LakeTable, parent: LakeTable, keys: Sequence[str]) -> tuple[list[Column], list[Column]]:
-    """Per key, the child's and the parent's expression: the same type on both sides (text when the
-    tables' types differ), maps in canonical order."""
-    cs, ps = [], []
-    for k in keys:
-        ct, pt = child.types[k], parent.types[k]
-        a, b = _canon(col(k), ct), _canon(col(k), pt)
-        if ct != pt:
-            a, b = a.cast("string"), b.cast("string")
-        cs.append(a)
-        ps.append(b)
-    return cs, ps
-
-
 def _partition_filter(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str) -> Column | None:
     """A filter every parent row equal to a sampled row (on the mode's keys) passes: the sampled
     values of the parent's partition columns among the keys (two-sided sampling, §4.3), so the probe
