@@ -1,7 +1,9 @@
 """R2D2 benchmark (spec §7.4): dqkit.lake against the ground truths and a column-level peer, in one process.
 
     python benchmarks/lake.py --roots 6 --derived 40 --rows 2000        # a modest run
-    python benchmarks/lake.py --roots 30 --derived 270 --rows 60000      # the TU-like tier (~300 tables)
+    python data/lake.py --roots 30 --derived 270 --rows 64000 --out /tmp/tu    # the TU-like tier (~300 tables)
+    python benchmarks/lake.py --lake /tmp/tu --parts lake,literal,peer
+    python benchmarks/lake.py --parts theorem,optret,chains           # no lake needed
 
 Prints, on one generated lake:
 * edges per stage against the exact ground truth (Tables 1–2 layout), precision and recall;
@@ -18,6 +20,7 @@ Prints, on one generated lake:
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import random
@@ -40,8 +43,7 @@ def peer_lsh_ensemble(lake, threshold: float, num_perm: int = 128) -> tuple[set[
         for c in pdf.columns:
             values = {str(v) for v in pdf[c].dropna().tolist()} or {"<null>"}
             m = MinHash(num_perm=num_perm)
-            for v in values:
-                m.update(v.encode("utf-8"))
+            m.update_batch([v.encode("utf-8") for v in values])  # the peer's vectorised update
             key = f"{name}\x1f{c}"
             entries.append((key, m, len(values)))
             sizes[key] = (m, len(values))
@@ -60,21 +62,35 @@ def peer_lsh_ensemble(lake, threshold: float, num_perm: int = 128) -> tuple[set[
     return guesses, time.perf_counter() - t0
 
 
-def literal_ground_truth_estimate(lake, edges, sample: int, seed: int) -> tuple[float, float, int]:
-    """Seconds of the literal pairwise-hash ground truth: measured on ``sample`` schema edges, extrapolated
-    to all by Σ M_child·M_parent (distinct rows). Returns (estimated seconds, measured seconds, edges measured)."""
+def literal_ground_truth_estimate(lake, edges, sample: int, seed: int, targets: list[float] | None = None
+                                  ) -> tuple[float, float, int, int, int]:
+    """Seconds of the literal pairwise-hash ground truth (every child row hash against every parent row
+    hash), measured on ``sample`` schema edges drawn (seeded) from the quarter of edges with the most
+    comparisons — where Spark's fixed per-query cost weighs least, so the per-comparison rate is the
+    most favourable to the ground truth — and extrapolated to all schema edges by Σ M_child·M_parent.
+    Returns (estimated seconds, measured seconds, edges measured, comparisons measured, all comparisons)."""
     from dqkit.lake import pairwise_hash_containment
 
-    rng = random.Random(seed)
-    picked = rng.sample(sorted(edges), min(sample, len(edges)))
-    t0 = time.perf_counter()
-    ops = 0
+    def ops(e):
+        return (lake.tables[e[1]].rows or 0) * (lake.tables[e[0]].rows or 0)
+
+    ranked = sorted(edges, key=lambda e: (-ops(e), e))
+    if targets:  # the pairs whose comparison counts are closest to the targets (a documented sample)
+        picked = [min(ranked, key=lambda e: (abs(ops(e) - x), e)) for x in targets]
+    else:
+        top = ranked[:max(sample, len(ranked) // 4)]
+        picked = random.Random(seed).sample(top, min(sample, len(top)))
+    measured = done = 0
+    best = 0.0
     for p, c in picked:
-        ops += pairwise_hash_containment(lake.tables[p], lake.tables[c])[2]
-    measured = time.perf_counter() - t0
-    total_ops = sum((lake.tables[c].rows or 0) * (lake.tables[p].rows or 0) for p, c in edges)
-    per_op = measured / max(ops, 1)
-    return per_op * total_ops, measured, len(picked)
+        t0 = time.perf_counter()
+        n = pairwise_hash_containment(lake.tables[p], lake.tables[c])[2]
+        dt = time.perf_counter() - t0
+        print(f"  literal pair {p} -> {c}: {n:.3g} comparisons in {dt:.1f}s ({n / dt:.3g}/s)", flush=True)
+        measured, done, best = measured + dt, done + n, max(best, n / dt)
+    total_ops = sum(ops(e) for e in edges)
+    print(f"  at the fastest pair's rate: {total_ops / best:.0f}s")
+    return measured / max(done, 1) * total_ops, measured, len(picked), done, total_ops
 
 
 def clp_grid(lake, truth: set[tuple[str, str]], seed: int, ss=(1, 4, 8), ts=(5, 10, 30),
@@ -89,6 +105,42 @@ def clp_grid(lake, truth: set[tuple[str, str]], seed: int, ss=(1, 4, 8), ts=(5, 
                 g = build_graph(lake, s=s, t=t, seed=seed, mode=mode)
                 kept = g.stage_edges("CLP")
                 out.append((mode, s, t, len(kept - truth), len(truth - kept), g.timings["CLP"]))
+    return out
+
+
+def theorem_42(eps_list: list[float], ns_list: list[int], trials: int, rows: int, seed: int
+               ) -> list[tuple[float, int, float, float, float]]:
+    """Theorem 4.2 check (spec §7.4 item 6): a parent P and a child C with CM(C, P) = 1−ε exactly (ε·rows
+    rows have one value changed). C's sample pool is all its rows (a constant column is a search column),
+    so CLP's sample is t = n_s rows in seeded hash order: a uniform draw without replacement. ``trials``
+    seeds per (ε, n_s); returns (ε, n_s, empirical prune rate, 1−(1−ε)^n_s, the without-replacement rate)."""
+    import numpy as np
+    import pandas as pd
+    from dataclasses import replace
+
+    from dqkit.lake import load_lake
+    from dqkit.lake.stages import clp_keeps_many, clp_samples
+
+    out = []
+    for eps in eps_list:
+        folder = Path(tempfile.mkdtemp()) / "thm"
+        folder.mkdir()
+        rng = np.random.default_rng(seed)
+        x = np.round(rng.normal(50, 20, size=rows), 2)
+        pd.DataFrame({"id": np.arange(rows), "k": "a", "x": x}).to_parquet(folder / "P.parquet", index=False)
+        bad = int(round(eps * rows))
+        y = x.copy()
+        y[rng.choice(rows, size=bad, replace=False)] += 0.005  # not a value P holds in that row
+        pd.DataFrame({"id": np.arange(rows), "k": "a", "x": y}).to_parquet(folder / "C.parquet", index=False)
+        lk = load_lake(str(folder))
+        P, C = lk.tables["P"], lk.tables["C"]
+        for ns in ns_list:
+            kids = [replace(C, name=f"C{r}") for r in range(trials)]
+            samples = clp_samples(kids, s=3, t=ns, seed=seed, chunk=trials)
+            kept = clp_keeps_many([(samples[k.name], P, k) for k in kids], "strict")
+            pruned = 1 - sum(kept) / trials
+            wor = 1 - math.comb(rows - bad, ns) / math.comb(rows, ns)
+            out.append((eps, ns, pruned, 1 - (1 - eps) ** ns, wor))
     return out
 
 
@@ -125,6 +177,13 @@ def bench_chains(ns: list[int], seed: int) -> list[tuple[int, float, float, floa
     return out
 
 
+PARTS = ("lake", "literal", "peer", "grid", "theorem", "optret", "chains")
+
+
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--roots", type=int, default=6)
@@ -133,71 +192,131 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--s", type=int, default=4)
     ap.add_argument("--t", type=int, default=10)
-    ap.add_argument("--lake", help="use this generated lake folder instead of generating one")
-    ap.add_argument("--literal-sample", type=int, default=6, help="schema edges the literal ground truth measures")
+    ap.add_argument("--modes", default="paper,strict", help="CLP modes to run the pipeline in")
+    ap.add_argument("--lake", help="use this lake folder (generated with data/lake.py) instead of generating one")
+    ap.add_argument("--parts", default="lake,literal,peer,optret,chains",
+                    help="comma list of " + ",".join(PARTS) + " (grid: Table 6; theorem: Theorem 4.2 prune rates)")
+    ap.add_argument("--truth-cache", help="JSON file: read the anti-join ground truth from it, or write it there")
+    ap.add_argument("--literal-sample", type=int, default=4, help="schema edges the literal ground truth measures")
+    ap.add_argument("--literal-targets", help="comma list of comparison counts: measure the pairs closest to them")
     ap.add_argument("--peer-threshold", type=float, default=0.95)
     ap.add_argument("--ilp-n", default="50,100,250,500,1000")
     ap.add_argument("--ilp-p", type=float, default=0.005)
     ap.add_argument("--chains", default="10,100,1000")
+    ap.add_argument("--theorem-trials", type=int, default=200)
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--grid", action="store_true", help="also the CLP grid s in {1,4,8} x t in {5,10,30} x mode")
+    ap.add_argument("--driver-memory", default="4g", help="Spark's default 1g cannot hold a TU-like lake's broadcasts")
+    ap.add_argument("--grid", action="store_true", help="same as adding grid to --parts")
     a = ap.parse_args(argv)
+    parts = set(a.parts.split(",")) | ({"grid"} if a.grid else set())
+    if parts - set(PARTS):
+        ap.error(f"unknown parts {sorted(parts - set(PARTS))}")
+    print(f"start: {_load()}", flush=True)
 
+    if parts & {"lake", "literal", "peer", "grid", "theorem"}:
+        from dqkit.session import get_spark
+
+        get_spark(master=a.master, config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": a.driver_memory})
+    if parts & {"lake", "literal", "peer", "grid"}:
+        lake_parts(a, parts)
+    if "theorem" in parts:
+        print("\nTheorem 4.2: empirical prune rate of CLP (strict) on a pair with CM = 1-eps, "
+              f"{a.theorem_trials} seeds each, 2,000-row tables")
+        print("   eps  n_s  pruned  1-(1-eps)^n_s  without replacement")
+        for eps, ns, got, bound, wor in theorem_42([0.05, 0.1, 0.25], [1, 5, 10, 29], a.theorem_trials, 2000,
+                                                   a.seed):
+            print(f"  {eps:4.2f} {ns:4d}  {got:6.3f}  {bound:13.3f}  {wor:19.3f}", flush=True)
+    if "optret" in parts:
+        print("\nOpt-Ret ILP (HiGHS) on Erdős–Rényi graphs, p =", a.ilp_p)
+        for n, m, s in bench_opt_ret([int(x) for x in a.ilp_n.split(",")], a.ilp_p, a.seed):
+            print(f"  n={n:5d} edges={m:6d} {s:.3f}s  ({_load()})", flush=True)
+    if "chains" in parts:
+        print("\nDyn-Lin vs the ILP on chains")
+        for n, t_dl, t_ilp, c1, c2 in bench_chains([int(x) for x in a.chains.split(",")], a.seed):
+            print(f"  n={n:5d} dyn-lin {t_dl * 1e3:.2f} ms, ilp {t_ilp * 1e3:.1f} ms ({t_ilp / max(t_dl, 1e-9):.0f}x), "
+                  f"same cost: {math.isclose(c1, c2, rel_tol=1e-7)}")
+    print(f"\nend: {_load()}")
+    return 0
+
+
+def lake_parts(a: argparse.Namespace, parts: set[str]) -> None:
     from dqkit.data.lake import generate_lake
-    from dqkit.lake import find_containment, load_lake
+    from dqkit.lake import build_graph, ground_truth, load_lake, result_from_graph
+    from dqkit.lake._lake import profile_lake
     from dqkit.lake.sgb import schema_containment_brute_force
-    from dqkit.session import get_spark
 
-    spark = get_spark(master=a.master, config={"spark.sql.shuffle.partitions": "4"})
     folder = Path(a.lake) if a.lake else generate_lake(Path(tempfile.mkdtemp()) / "lake", a.roots, a.derived, a.rows,
                                                        a.seed)
     t0 = time.perf_counter()
-    lake = load_lake(str(folder))
-    load_s = time.perf_counter() - t0
+    lake = load_lake(str(folder), profile=False)
+    read_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    lake = profile_lake(lake)
+    profile_s = time.perf_counter() - t0
     total_bytes = sum(t.bytes for t in lake.tables.values())
-    print(f"lake: {folder}  tables={len(lake.tables)}  bytes={total_bytes:,}  load+profile={load_s:.1f}s  "
-          f"load average={os.getloadavg()[0]:.1f}")
-    r = find_containment(lake, s=a.s, t=a.t, seed=a.seed, verify=True, truth=True, plan=True)
-    print("\nEdges per stage against the exact ground truth (Tables 1-2 layout)")
-    print(r.metrics().to_string())
-    print("\nSeconds per stage (Table 5 layout)")
-    print(r.time_table().to_string(index=False))
-    print("\nOperation counts (Table 3)")
-    print(r.operation_counts().to_string(index=False))
-    ours = sum(r.timings[s] for s in ("SGB", "MMP", "CLP"))  # Table 5's "Ours (total)"
-    ours_v = ours + r.timings["verify"]
+    rows = sum(t.rows or 0 for t in lake.tables.values())
+    print(f"lake: {folder}  tables={len(lake.tables)}  rows={rows:,}  bytes={total_bytes:,}  "
+          f"read (schemas)={read_s:.1f}s  profile (MMP's statistics: footers + one aggregate per table)="
+          f"{profile_s:.1f}s  {_load()}", flush=True)
     schema_edges = schema_containment_brute_force({n: t.tokens for n, t in lake.tables.items()})
-    est, measured, k = literal_ground_truth_estimate(lake, schema_edges, a.literal_sample, a.seed)
-    print(f"\nliteral pairwise-hash ground truth: {measured:.1f}s measured on {k} of {len(schema_edges)} schema edges, "
-          f"{est:.1f}s estimated for all (Σ M_i·M_j)")
-    print(f"speed-up over the literal ground truth: {est / ours:.1f}x (SGB+MMP+CLP), "
-          f"{est / ours_v:.1f}x (with exact verification), {est / (ours + load_s):.1f}x (also counting the "
-          f"load and profile, {load_s:.1f}s, which the ground truths need in part too)")
-    print(f"speed-up over the anti-join ground truth: {r.truth_seconds / ours:.2f}x, {r.truth_seconds / ours_v:.2f}x "
-          f"(with verification); anti-join ground truth {r.truth_seconds:.1f}s")
-    true = {e for e, (cm, _) in r.truth.items() if cm == 1.0}
-    guesses, peer_s = peer_lsh_ensemble(lake, a.peer_threshold)
-    tp = len(guesses & true)
-    print(f"\npeer datasketch MinHashLSHEnsemble (threshold {a.peer_threshold}): {len(guesses)} guesses, "
-          f"precision {tp / len(guesses) if guesses else 1.0:.3f}, recall {tp / len(true) if true else 1.0:.3f}, "
-          f"{peer_s:.1f}s; dqkit after CLP: precision {r.metrics().loc['Precision', 'after CLP']:.3f}, "
-          f"recall {r.metrics().loc['Recall', 'after CLP']:.3f}; time ratio peer/dqkit {peer_s / ours:.2f}")
-    if a.grid:
+    truth: set[tuple[str, str]] = set()
+    ours_by_mode: dict[str, float] = {}
+    gt_s = None
+    if "lake" in parts or "grid" in parts:
+        cache = Path(a.truth_cache) if a.truth_cache else None
+        if cache is not None and cache.exists():  # a ground truth an earlier run of the same lake computed
+            saved = json.loads(cache.read_text())
+            gt = {tuple(e[:2]): (e[2], e[3]) for e in saved["edges"]}
+            gt_s = saved["seconds"]
+            print(f"anti-join ground truth read from {cache} (computed in {gt_s:.1f}s at {saved['load']})")
+        else:
+            t0 = time.perf_counter()
+            gt = ground_truth(lake)
+            gt_s = time.perf_counter() - t0
+            if cache is not None:
+                cache.write_text(json.dumps({"seconds": gt_s, "load": _load(),
+                                             "edges": [[p, c, cm, n] for (p, c), (cm, n) in sorted(gt.items())]}))
+        truth = {e for e, (cm, _) in gt.items() if cm == 1.0}
+        print(f"anti-join ground truth: {len(schema_edges)} schema edges, {len(truth)} contained, {gt_s:.1f}s  "
+              f"{_load()}", flush=True)
+    if "lake" in parts:
+        for mode in a.modes.split(","):
+            g = build_graph(lake, s=a.s, t=a.t, seed=a.seed, mode=mode, verify=True)
+            r = result_from_graph(g, truth=gt, truth_seconds=gt_s)
+            print(f"\n=== CLP mode {mode}, s={a.s}, t={a.t} ({_load()})")
+            print("Edges per stage against the exact ground truth (Tables 1-2 layout)")
+            print(r.metrics().to_string())
+            print("Seconds per stage (Table 5 layout; MMP's statistics were gathered in the profile above)")
+            print(r.time_table().to_string(index=False))
+            print("Operation counts (Table 3)")
+            print(r.operation_counts().to_string(index=False))
+            ours = sum(r.timings[s] for s in ("SGB", "MMP", "CLP")) + profile_s  # Table 5's "Ours (total)"
+            ours_by_mode[mode] = ours
+            print(f"ours = SGB+MMP+CLP+profile = {ours:.1f}s; with exact verification {ours + r.timings['verify']:.1f}s"
+                  f"; speed-up over the anti-join ground truth {gt_s / ours:.2f}x "
+                  f"({gt_s / (ours + r.timings['verify']):.2f}x with verification)", flush=True)
+            ours_by_mode[mode + "+verify"] = ours + r.timings["verify"]
+    if "literal" in parts:
+        targets = [float(x) for x in a.literal_targets.split(",")] if a.literal_targets else None
+        est, measured, k, done, total_ops = literal_ground_truth_estimate(lake, schema_edges, a.literal_sample,
+                                                                          a.seed, targets)
+        print(f"\nliteral pairwise-hash ground truth: {measured:.1f}s measured on {k} of {len(schema_edges)} schema "
+              f"edges ({done:.3g} of Σ M_i·M_j = {total_ops:.3g} comparisons, {done / max(measured, 1e-9):.3g}/s), "
+              f"{est:.0f}s = {est / 3600:.2f} h estimated for all  {_load()}")
+        for mode, ours in ours_by_mode.items():
+            print(f"  speed-up over the literal ground truth, {mode}: {est / ours:.1f}x")
+    if "peer" in parts:
+        guesses, peer_s = peer_lsh_ensemble(lake, a.peer_threshold)
+        tp = len(guesses & truth) if truth else None
+        print(f"\npeer datasketch MinHashLSHEnsemble (threshold {a.peer_threshold}): {len(guesses)} guesses, "
+              + (f"precision {tp / len(guesses) if guesses else 1.0:.3f}, recall {tp / len(truth) if truth else 1.0:.3f}, "
+                 if tp is not None else "") + f"{peer_s:.1f}s  {_load()}")
+        for mode, ours in ours_by_mode.items():
+            print(f"  time ratio peer/dqkit, {mode}: {peer_s / ours:.2f}")
+    if "grid" in parts:
         print("\nCLP grid (Table 6): incorrect edges left after CLP, true edges lost (must be 0), CLP seconds")
-        for mode, s, t, wrong, lost, sec in clp_grid(lake, true, a.seed):
-            print(f"  {mode:6s} s={s} t={t:2d}: incorrect {wrong:4d}, lost {lost}, {sec:.1f}s")
-    plan = r.plan
-    print(f"\nOpt-Ret on the lake: retain {len(plan.retain)}, delete {len(plan.delete)}, "
-          f"savings {plan.savings:.3g} per period ({plan.seconds:.3f}s)")
-    print("\nOpt-Ret ILP (HiGHS) on Erdős–Rényi graphs, p =", a.ilp_p)
-    for n, m, s in bench_opt_ret([int(x) for x in a.ilp_n.split(",")], a.ilp_p, a.seed):
-        print(f"  n={n:5d} edges={m:6d} {s:.3f}s")
-    print("\nDyn-Lin vs the ILP on chains")
-    for n, t_dl, t_ilp, c1, c2 in bench_chains([int(x) for x in a.chains.split(",")], a.seed):
-        print(f"  n={n:5d} dyn-lin {t_dl * 1e3:.2f} ms, ilp {t_ilp * 1e3:.1f} ms ({t_ilp / max(t_dl, 1e-9):.0f}x), "
-              f"same cost: {math.isclose(c1, c2, rel_tol=1e-7)}")
-    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
-    return 0
+        for mode, s, t, wrong, lost, sec in clp_grid(lake, truth, a.seed):
+            print(f"  {mode:6s} s={s} t={t:2d}: incorrect {wrong:4d}, lost {lost}, {sec:.1f}s", flush=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -145,9 +145,8 @@ def _derive(rng: np.random.Generator, src: pd.DataFrame, op: str, a: float, j: i
             hit[0] = True
         noise = np.round(rng.normal(0, 5, size=int(hit.sum())), 2)
         noise[noise == 0] = 0.01
-        out.loc[hit, c] = np.round(out.loc[hit, c].astype(float) + noise, 2)
-        if out[c].dtype.kind != "f":
-            out[c] = out[c].astype(float)
+        out[c] = out[c].astype(float)
+        out.loc[hit, c] = np.round(out.loc[hit, c] + noise, 2)
         return out, {"column": c, "share": 0.3}
     if op == "copy":
         return src.copy(), {}
@@ -233,6 +232,8 @@ def generate_lake(out: str | os.PathLike, roots: int = 4, derived: int = 12, row
             w = np.arange(1, len(names) + 1, dtype=float) ** 1.5
             src = names[int(rng.choice(len(names), p=w / w.sum()))]
             op = str(rng.choice(OPS, p=list(_OP_P)))
+            if op in ("add_column", "noise") and not _numerics(frames[src]):
+                op = "copy"  # a projection dropped every numeric column: nothing to combine or perturb
             df, params = _derive(rng, frames[src], op, zipf_a, j)
             if len(df) == 0:
                 df, op, params = frames[src].copy(), "copy", {}

@@ -12,18 +12,18 @@ from __future__ import annotations
 import functools
 import math
 import zlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.errors import ParameterError
-from dqkit.fingerprint import row_fingerprint
+from dqkit.errors import ParameterError, UnsupportedTypeError
+from dqkit.fingerprint import _SALT, row_fingerprint
 from dqkit.lake._lake import LakeTable
-from dqkit.sparkutil import col
+from dqkit.sparkutil import col, quote_ident
 
 MODES = ("paper", "strict")
 
@@ -65,8 +65,9 @@ def required_samples(eps: float, delta: float) -> int:
 @dataclass(frozen=True)
 class CLPSample:
     """The child's sample, drawn once per child per run: at most t rows chosen by WHERE predicates.
-    ``rows`` hold the child's values; ``text`` the same values as Spark casts them to text (used where
-    a parent column has another type)."""
+    ``rows`` hold the child's values; ``text`` the same values as Spark casts them to text;
+    ``hashes`` per CLP mode, the 128-bit fingerprint of each sampled row's text over the mode's key
+    columns (``keys``), which the probe looks up in the parent."""
 
     child: str
     search_columns: tuple[str, ...]
@@ -74,6 +75,14 @@ class CLPSample:
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     text: tuple[tuple[Any, ...], ...]
+    hashes: Mapping[str, frozenset[tuple[int, int]]] = field(default_factory=dict, compare=False)
+
+    def keys(self, mode: str) -> tuple[str, ...]:
+        """The columns CLP compares in ``mode``: the search columns (``paper``; all columns when there
+        are none) or all the child's columns (``strict``), sorted."""
+        if mode not in MODES:
+            raise ParameterError(f"unknown CLP mode {mode!r}", hint="paper or strict")
+        return tuple(sorted(self.search_columns if mode == "paper" and self.search_columns else self.columns))
 
 
 def _order_key(df: DataFrame, seed: int) -> Column:
@@ -99,6 +108,21 @@ def clp_sample(child: LakeTable, s: int = 4, t: int = 10, seed: int = 0) -> CLPS
     return clp_samples([child], s, t, seed)[child.name]
 
 
+def _texted(df: DataFrame, types: Mapping[str, T.DataType], names: Sequence[str]) -> tuple[DataFrame, dict[str, str]]:
+    """``df`` with each of ``names`` also as text (``_dq_t<i>``: maps in canonical order, then cast);
+    one SQL projection over quoted identifiers, so it costs one driver-to-JVM call."""
+    alias = {c: f"_dq_t{i}" for i, c in enumerate(names)}
+    return df.selectExpr("*", *[f"CAST({_canon_sql(c, types[c])[0]} AS STRING) AS {alias[c]}" for c in names]), alias
+
+
+def _key_hash(df: DataFrame, alias: Mapping[str, str], keys: Sequence[str]) -> Column:
+    """The fingerprint (``dqkit.fingerprint``'s 128-bit row hash: NULL marker and value per column) of
+    the text of ``keys``, in that order: the same expression on the child's sample and on the parent,
+    so equal rows hash equally. One SQL expression, so it costs one driver-to-JVM call."""
+    args = ", ".join(f"isnull({alias[k]}), {alias[k]}" for k in keys) or "true"
+    return F.expr(f"named_struct('h', xxhash64({args}), 'l', xxhash64('{_SALT}', {args}))")
+
+
 def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: int = 0,
                 chunk: int = 32) -> dict[str, CLPSample]:
     """The CLP sample of each child, drawn once per child per run (the children of a chunk in one job).
@@ -122,16 +146,19 @@ def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: in
         names = tuple(child.df.columns)
         sd = edge_seed(seed, child.name)
         if child.rows == 0:
-            out[child.name] = CLPSample(child.name, (), (), names, (), ())
+            out[child.name] = CLPSample(child.name, (), (), names, (), (), {m: frozenset() for m in MODES})
             continue
         search, preds = _search(child, s, sd)
-        picked = child.df
+        texted, alias = _texted(child.df, child.types, names)
+        picked = texted
         if preds:
             picked = picked.where(functools.reduce(lambda a, b: a | b,
                                                    [col(c).eqNullSafe(F.lit(v)) for c, v in preds]))
-        text = F.array(*[_canon(col(c), child.types[c]).cast("string") for c in names])
+        shell = CLPSample(child.name, tuple(search), preds, names, (), ())
+        text = F.array(*[F.col(alias[c]) for c in names])
         todo.append((child, search, preds, names,
-                     picked.select(F.lit(len(todo)).alias("k"), text.alias("v"), _order_key(child.df, sd).alias("o"))))
+                     picked.select(F.lit(len(todo)).alias("k"), text.alias("v"), _order_key(child.df, sd).alias("o"),
+                                   *[_key_hash(texted, alias, shell.keys(m)).alias(f"h_{m}") for m in MODES])))
     w = Window.partitionBy("k").orderBy("o", "v")
     for i in range(0, len(todo), chunk):
         part = todo[i:i + chunk]
@@ -140,10 +167,10 @@ def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: in
         for r in (frames.withColumn("_dq_n", F.row_number().over(w)).where(F.col("_dq_n") <= t)
                   .orderBy("k", "_dq_n").collect()):  # at most t rows per child: bounded
             got.setdefault(r["k"], []).append(r)
-        for child, search, preds, names, _ in part:
-            k = next(j for j, item in enumerate(todo) if item[0] is child)
+        for j, (child, search, preds, names, _) in enumerate(part):
             texts, rows = [], []
-            for r in got.get(k, []):
+            hashes: dict[str, set[tuple[int, int]]] = {m: set() for m in MODES}
+            for r in got.get(i + j, []):
                 vals = []
                 for c, v in zip(names, r["v"]):
                     try:
@@ -152,7 +179,10 @@ def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: in
                         vals.append(TEXT)
                 texts.append(tuple(r["v"]))
                 rows.append(tuple(vals))
-            out[child.name] = CLPSample(child.name, tuple(search), preds, names, tuple(rows), tuple(texts))
+                for m in MODES:
+                    hashes[m].add((r[f"h_{m}"]["h"], r[f"h_{m}"]["l"]))
+            out[child.name] = CLPSample(child.name, tuple(search), preds, names, tuple(rows), tuple(texts),
+                                        {m: frozenset(h) for m, h in hashes.items()})
     return out
 
 
@@ -162,65 +192,64 @@ def _canon(c: Column, dt: T.DataType) -> Column:
     return c
 
 
-def _aligned(child: LakeTable, parent: LakeTable, keys: Sequence[str]) -> tuple[list[Column], list[Column]]:
-    """Per key, the child's and the parent's expression: the same type on both sides (text when the
-    tables' types differ), maps in canonical order."""
-    cs, ps = [], []
-    for k in keys:
-        ct, pt = child.types[k], parent.types[k]
-        a, b = _canon(col(k), ct), _canon(col(k), pt)
-        if ct != pt:
-            a, b = a.cast("string"), b.cast("string")
-        cs.append(a)
-        ps.append(b)
-    return cs, ps
-
-
-def _probe_conditions(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str) -> list[Column] | None:
-    """One null-safe equality condition per distinct sampled key tuple (None: nothing sampled)."""
-    if mode not in MODES:
-        raise ParameterError(f"unknown CLP mode {mode!r}", hint="paper or strict")
-    if not sample.rows:
+def _partition_filter(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str) -> Column | None:
+    """A filter every parent row equal to a sampled row (on the mode's keys) passes: the sampled
+    values of the parent's partition columns among the keys (two-sided sampling, §4.3), so the probe
+    prunes partitions. None: no such column (the whole parent is read)."""
+    keys = sample.keys(mode)
+    cols = [c for c in parent.partition_columns if c in keys]
+    if not cols:
         return None
-    keys = list(sample.search_columns) if mode == "paper" and sample.search_columns else sorted(child.columns)
-    pos = [sample.columns.index(k) for k in keys]
-    tuples: list[tuple[Any, ...]] = []
-    seen: set[str] = set()
+    pos = {c: sample.columns.index(c) for c in cols}
+    terms: dict[str, Column] = {}
     for raw, txt in zip(sample.rows, sample.text):
-        tup = tuple(raw[i] if child.types[k] == parent.types[k] and raw[i] is not TEXT
-                    and not isinstance(child.types[k], (T.TimestampType, T.TimestampNTZType))
-                    else (TEXT, txt[i]) for k, i in zip(keys, pos))
-        if repr(tup) not in seen:
-            seen.add(repr(tup))
-            tuples.append(tup)
-    conds = []
-    for tup in tuples:
         parts = []
-        for k, v in zip(keys, tup):
-            if isinstance(v, tuple) and len(v) == 2 and v[0] is TEXT:
-                parts.append(_canon(col(k), parent.types[k]).cast("string").eqNullSafe(F.lit(v[1])))
+        for c in cols:
+            v, ct, pt = raw[pos[c]], child.types[c], parent.types[c]
+            if ct == pt and v is not TEXT and not isinstance(ct, (T.TimestampType, T.TimestampNTZType)):
+                parts.append((col(c).eqNullSafe(F.lit(v)), repr((c, v))))
             else:
-                parts.append(col(k).eqNullSafe(F.lit(v)))
-        conds.append(functools.reduce(lambda a, b: a & b, parts))
-    return conds
+                parts.append((_canon(col(c), pt).cast("string").eqNullSafe(F.lit(txt[pos[c]])),
+                              repr((c, "text", txt[pos[c]]))))
+        terms.setdefault("&".join(r for _, r in parts), functools.reduce(lambda a, b: a & b, [e for e, _ in parts]))
+    return functools.reduce(lambda a, b: a | b, terms.values()) if terms else None
 
 
-def _probe(parent: LakeTable, conds: list[Column]) -> DataFrame:
-    anyc = functools.reduce(lambda a, b: a | b, conds)
-    return parent.df.where(anyc).agg(F.array(*[F.max(F.when(c, F.lit(1)).otherwise(F.lit(0))) for c in conds])
-                                     .alias("hit"))
+def _probe(parent: LakeTable, items: Sequence[tuple[CLPSample, LakeTable]], mode: str) -> tuple[DataFrame, list[int]]:
+    """One scan of ``parent`` for the samples of several children: per distinct key-column set, the
+    parent rows' key fingerprints that some sampled row has (an ``isin`` on the 64-bit half, then the
+    full 128 bits compared on the driver). Returns a one-row frame ``hit`` (array, per key set, of the
+    matched fingerprints) and, per item, the index of its key set."""
+    groups: dict[tuple[str, ...], set[int]] = {}
+    index = []
+    for sample, _ in items:
+        keys = sample.keys(mode)
+        index.append(list(groups).index(keys) if keys in groups else len(groups))
+        groups.setdefault(keys, set()).update(h for h, _ in sample.hashes[mode])
+    needed = sorted({k for keys in groups for k in keys})
+    texted, alias = _texted(parent.df.select(*[col(k) for k in needed]), parent.types, needed)
+    df = texted
+    filters = [_partition_filter(sample, parent, child, mode) for sample, child in items]
+    if filters and all(f is not None for f in filters):
+        df = df.where(functools.reduce(lambda a, b: a | b, filters))  # partition pruning (req. 18)
+    hashed = df.select(*[_key_hash(texted, alias, keys).alias(f"g{i}") for i, keys in enumerate(groups)])
+    found = [F.col(f"g{i}.h").isin(sorted(hs)) for i, hs in enumerate(groups.values())]
+    hit = hashed.where(functools.reduce(lambda a, b: a | b, found)).agg(
+        F.array(*[F.collect_set(F.when(f, F.col(f"g{i}"))) for i, f in enumerate(found)]).alias("hit"))
+    return hit, index
 
 
 def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str = "paper") -> DataFrame | None:
-    """The null-safe left-anti join of the sampled rows against the parent, as one scan of the parent:
-    a one-row frame ``hit`` (array: 1 where sampled key tuple j occurs in the parent). The filter is
-    the disjunction of the sampled tuples, so Parquet row groups are skipped and, on partition
-    columns, partitions pruned (``PartitionFilters`` in the plan; req. 18). None: nothing sampled.
+    """The null-safe left-anti join of the sampled rows against the parent, as one filtered scan of the
+    parent: a one-row frame ``hit`` holding the parent's rows (as key fingerprints) that match a sampled
+    row. On the parent's partition columns the sampled values filter the scan too, so partitions are
+    pruned (``PartitionFilters`` in the plan; req. 18). None: nothing sampled.
 
-    ``paper`` joins on the search columns, ``strict`` on all the child's columns (both one-sided).
+    ``paper`` compares the search columns, ``strict`` all the child's columns (both one-sided).
     """
-    conds = _probe_conditions(sample, parent, child, mode)
-    return None if conds is None else _probe(parent, conds)
+    if not sample.rows:
+        return None
+    return _probe(parent, [(sample, child)], mode)[0]
 
 
 def clp_keeps(sample: CLPSample, parent: LakeTable, child: LakeTable, spark: SparkSession | None = None,
@@ -230,24 +259,33 @@ def clp_keeps(sample: CLPSample, parent: LakeTable, child: LakeTable, spark: Spa
 
 
 def clp_keeps_many(tasks: Sequence[tuple[CLPSample, LakeTable, LakeTable]], mode: str = "paper",
-                   chunk: int = 48) -> list[bool]:
-    """``clp_keeps`` for many edges: each parent is scanned once for the sampled tuples of all its
-    children, and the probes of a chunk of parents run in one Spark job."""
+                   chunk: int = 16) -> list[bool]:
+    """``clp_keeps`` for many edges: each parent is scanned once for the samples of all its children
+    (rows compared by the fingerprint of their text over the mode's keys, so the plan stays small
+    however many children a parent has), and the probes of a chunk of parents run in one Spark job.
+
+    Text comparison is one-sided: rows equal by value (the ground truth's comparison) have equal
+    text, so a contained child's sampled rows are always found."""
+    if mode not in MODES:
+        raise ParameterError(f"unknown CLP mode {mode!r}", hint="paper or strict")
     keep = [True] * len(tasks)
-    by_parent: dict[str, tuple[LakeTable, list[tuple[int, int, int]], list[Column]]] = {}
-    for k, (sample, parent, child) in enumerate(tasks):
-        conds = _probe_conditions(sample, parent, child, mode)
-        if conds is None:
-            continue
-        _, spans, all_conds = by_parent.setdefault(parent.name, (parent, [], []))
-        spans.append((k, len(all_conds), len(all_conds) + len(conds)))
-        all_conds.extend(conds)
+    by_parent: dict[str, tuple[LakeTable, list[int]]] = {}
+    for k, (sample, parent, _) in enumerate(tasks):
+        if sample.rows:
+            by_parent.setdefault(parent.name, (parent, []))[1].append(k)
     names = sorted(by_parent)
-    probes = [_probe(by_parent[n][0], by_parent[n][2]).select(F.lit(i).alias("k"), "hit") for i, n in enumerate(names)]
+    probes, indexes = [], []
+    for i, n in enumerate(names):
+        parent, ks = by_parent[n]
+        frame, index = _probe(parent, [(tasks[k][0], tasks[k][2]) for k in ks], mode)
+        probes.append(frame.select(F.lit(i).alias("k"), "hit"))
+        indexes.append(index)
     for r in _union_collect(probes, chunk):
-        hit = r["hit"]
-        for k, lo, hi in by_parent[names[r["k"]]][1]:
-            keep[k] = hit is not None and all(h == 1 for h in hit[lo:hi])
+        i = r["k"]
+        hit = r["hit"] or []
+        found = [{(x["h"], x["l"]) for x in g} for g in hit]
+        for k, g in zip(by_parent[names[i]][1], indexes[i]):
+            keep[k] = bool(found) and tasks[k][0].hashes[mode] <= found[g]
     return keep
 
 
@@ -259,15 +297,47 @@ def _union_collect(frames: Sequence[DataFrame], chunk: int) -> list[Row]:
 
 
 # ----------------------------------------------------------------------------------- exact stage
+def _canon_sql(name: str, dt: T.DataType) -> tuple[str, T.DataType]:
+    """``_canon`` as SQL text over a quoted identifier, with the type it yields."""
+    q = quote_ident(name)
+    if isinstance(dt, T.MapType):
+        return f"to_json(array_sort(map_entries({q})))", T.StringType()
+    return q, dt
+
+
+def _hash_input_sql(expr: str, dt: T.DataType, name: str) -> str:
+    """``dqkit.fingerprint``'s per-column hash input (NULL marker, then the value in a form xxhash64
+    hashes exactly), as SQL text."""
+    if isinstance(dt, (T.ArrayType, T.StructType)):
+        value = f"to_json({expr})"
+    elif isinstance(dt, T.NullType):
+        value = "CAST(NULL AS STRING)"
+    elif dt.typeName() in ("variant", "object", "calendarinterval"):
+        raise UnsupportedTypeError(f"column {name!r} has type {dt.simpleString()}, which dqkit cannot fingerprint",
+                                   hint="exclude the column or cast it to a string first")
+    else:
+        value = expr
+    return f"isnull({expr}), {value}"
+
+
 def _fingerprinted(child: LakeTable, parent: LakeTable) -> tuple[DataFrame, DataFrame]:
-    keys = sorted(child.columns)
-    cs, ps = _aligned(child, parent, keys)
-    names = [f"_dq_c{i}" for i in range(len(keys))]
-    cdf = child.df.select(*[c.alias(n) for c, n in zip(cs, names)])
-    pdf = parent.df.select(*[c.alias(n) for c, n in zip(ps, names)])
-    ch, cl = row_fingerprint(cdf)
-    ph, pl = row_fingerprint(pdf)
-    return cdf.select(ch.alias("h"), cl.alias("l")), pdf.select(ph.alias("h"), pl.alias("l"))
+    """The child's rows and the parent's rows projected onto the child's columns, as fingerprints
+    ``(h, l)``: ``dqkit.fingerprint``'s 128-bit row hash over the aligned columns (text where the two
+    tables' types differ). Written as two SQL expressions over quoted identifiers, so a pair costs a
+    few driver-to-JVM calls instead of several per column (thousands of pairs are planned per run)."""
+    sides: list[list[str]] = [[], []]
+    for k in sorted(child.columns):
+        ct, pt = child.types[k], parent.types[k]
+        for side, dt in ((0, ct), (1, pt)):
+            expr, et = _canon_sql(k, dt)
+            if ct != pt:
+                expr, et = f"CAST({expr} AS STRING)", T.StringType()
+            sides[side].append(_hash_input_sql(expr, et, k))
+    out = []
+    for table, inputs in ((child, sides[0]), (parent, sides[1])):
+        args = ", ".join(inputs) or "true"
+        out.append(table.df.selectExpr(f"xxhash64({args}) AS h", f"xxhash64('{_SALT}', {args}) AS l"))
+    return out[0], out[1]
 
 
 def containment_fraction(parent: LakeTable, child: LakeTable, bag: bool = False) -> tuple[float, int]:
@@ -281,27 +351,35 @@ def containment_fraction(parent: LakeTable, child: LakeTable, bag: bool = False)
     return containment_fractions([(parent, child)], bag)[0]
 
 
-def _cm_frame(parent: LakeTable, child: LakeTable, bag: bool, k: int) -> DataFrame:
-    c, p = _fingerprinted(child, parent)
+def _cm_chunk(pairs: Sequence[tuple[int, LakeTable, LakeTable]], bag: bool) -> DataFrame:
+    """Rows (k, total, hit) for a chunk of (k, parent, child) pairs: every pair's child and parent
+    fingerprints, tagged with k and the side, grouped in ONE shuffle (no join, so no broadcast of a
+    parent, and one exchange for the whole chunk). A pair with an empty child has no row."""
+    frames = []
+    for k, parent, child in pairs:
+        c, p = _fingerprinted(child, parent)
+        frames += [c.selectExpr(f"{int(k)} AS k", "h", "l", "1 AS n", "0 AS m"),
+                   p.selectExpr(f"{int(k)} AS k", "h", "l", "0 AS n", "1 AS m")]
+    both = functools.reduce(DataFrame.unionAll, frames)
+    rows = both.groupBy("k", "h", "l").agg(F.expr("sum(n) AS n"), F.expr("sum(m) AS m")).where("n > 0")
     if bag:
-        cc = c.groupBy("h", "l").agg(F.count(F.lit(1)).alias("n"))
-        pc = p.groupBy("h", "l").agg(F.count(F.lit(1)).alias("m"))
-        agg = cc.join(pc, ["h", "l"], "left").agg(
-            F.sum("n").cast("long").alias("total"),
-            F.sum(F.least(F.col("n"), F.coalesce(F.col("m"), F.lit(0)))).cast("long").alias("hit"))
-    else:
-        agg = c.distinct().join(p.distinct().withColumn("_m", F.lit(1)), ["h", "l"], "left").agg(
-            F.count(F.lit(1)).cast("long").alias("total"), F.count("_m").cast("long").alias("hit"))
-    return agg.select(F.lit(k).alias("k"), "total", "hit")
+        return rows.groupBy("k").agg(F.expr("CAST(sum(n) AS BIGINT) AS total"),
+                                     F.expr("CAST(sum(least(n, m)) AS BIGINT) AS hit"))
+    return rows.groupBy("k").agg(F.expr("CAST(count(1) AS BIGINT) AS total"),
+                                 F.expr("CAST(count(CASE WHEN m > 0 THEN 1 END) AS BIGINT) AS hit"))
 
 
 def containment_fractions(pairs: Sequence[tuple[LakeTable, LakeTable]], bag: bool = False,
-                          chunk: int = 64) -> list[tuple[float, int]]:
-    """``containment_fraction`` for many (parent, child) pairs, in a few Spark jobs."""
-    got = {r["k"]: r for r in _union_collect([_cm_frame(p, c, bag, k) for k, (p, c) in enumerate(pairs)], chunk)}
+                          chunk: int = 32) -> list[tuple[float, int]]:
+    """``containment_fraction`` for many (parent, child) pairs, ``chunk`` pairs per Spark job."""
+    got: dict[int, Row] = {}
+    items = [(k, p, c) for k, (p, c) in enumerate(pairs)]
+    for i in range(0, len(items), chunk):
+        got.update({r["k"]: r for r in _cm_chunk(items[i:i + chunk], bag).collect()})  # one row per pair
     out = []
     for k in range(len(pairs)):
-        total, hit = int(got[k]["total"] or 0), int(got[k]["hit"] or 0)
+        r = got.get(k)
+        total, hit = (int(r["total"] or 0), int(r["hit"] or 0)) if r is not None else (0, 0)
         out.append(((1.0 if total == 0 else hit / total), total))
     return out
 
