@@ -39,7 +39,9 @@ from dqkit.violations import tuple_ids
 
 ProgressFn = Callable[[str, str, int, int], None]
 STRATEGIES = ("auto", "incremental", "full")
-BROADCAST_DELTA_ROWS = 2_000_000
+# a delta row can hold long candidate arrays (a popular rhs value's lhs world): hint a broadcast only for small
+# deltas and leave larger ones to Spark's own choice (a 37K-row delta exhausted a 1 GiB driver when hinted)
+BROADCAST_DELTA_ROWS = 20_000
 
 
 class StateMismatchError(DqkitError):
@@ -72,7 +74,8 @@ class _Table:
 
         Cleaning writes only the delta (the cells it changed and the checks it made), so an update costs
         the size of the delta, not of the table (the paper's outer join of dataset and fixes, R11, is this
-        view); a delta of at most ``BROADCAST_DELTA_ROWS`` rows is broadcast, so reading the view is a scan."""
+        view); a delta of at most ``BROADCAST_DELTA_ROWS`` rows is broadcast, so reading the view is a scan;
+        a larger one is joined as Spark plans it."""
         d = F.broadcast(self.delta) if self.delta_rows <= BROADCAST_DELTA_ROWS else self.delta
         cands = [c for c in self.delta.columns if c.startswith(CAND_PREFIX)]
         return self.base.join(d, TID, "left").select(
