@@ -26,7 +26,7 @@ d* (per mille where the ratio reaches 100 %, linear interpolation) per layout an
 Correctness in every cell: TCFC completes and its key-level MISSING set equals the rows deleted (the
 injection's ground truth), with no other key-level difference; ``--check-baseline`` (default below 1M rows)
 also compares it with the baseline's own anti-join set. Result reuse is off throughout (U4). The scale runs
-the README reports (each under the machine-wide lock ``flock /work/bench.lock ...``):
+the README reports (one at a time, on an otherwise idle machine):
     python benchmarks/tcfc.py --rows 10000000 --d 0,1,5,12,20 --dispersion 20,50,100 --layouts sorted \
         --skip w2,pg --warmup 0 --baselines foj --no-check-baseline
     python benchmarks/tcfc.py --rows 10000000 --d 0,1,5,12,20 --dispersion 20 --layouts shuffled \
