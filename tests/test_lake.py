@@ -153,6 +153,23 @@ schema_families = st.dictionaries(st.sampled_from([f"t{i}" for i in range(9)]),
                                   min_size=1, max_size=9)
 
 
+def test_clp_compares_all_the_childs_columns_by_default(spark, tmp_path):
+    """A child whose every column is contained on its own but whose rows are not (b rotated by one row)
+    survives CLP in ``paper`` mode (one search column compared) and is pruned in the default ``strict``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"id": i, "a": i % 3, "b": i * 10} for i in range(20)]
+    rotated = [dict(r, b=rows[(i + 1) % 20]["b"]) for i, r in enumerate(rows)]
+    pq.write_table(pa.Table.from_pylist(rows), (tmp_path / "base.parquet").as_posix())
+    pq.write_table(pa.Table.from_pylist(rotated), (tmp_path / "rotated.parquet").as_posix())
+    default = find_containment(str(tmp_path), s=1, t=10)
+    paper = find_containment(str(tmp_path), s=1, t=10, mode="paper")
+    pair = {("base", "rotated"), ("rotated", "base")}
+    assert default.params["mode"] == "strict" and default.stage_edges("CLP") == frozenset()
+    assert paper.stage_edges("CLP") == pair  # the paper's projection reading cannot see it
+
+
 @settings(max_examples=60, deadline=None)
 @given(schema_families)
 def test_sgb_finds_exactly_the_brute_force_schema_containments(schemas):

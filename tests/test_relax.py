@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dqkit.errors import DqkitError, UnknownColumnError, UnknownTableError
+from dqkit.errors import DqkitError, ParameterError, UnknownColumnError, UnknownTableError
 from dqkit.relax import (
     CostModel, Daisy, StateMismatchError, UnsupportedQueryError, full_cost, hypergeometric_extra_iteration,
     incremental_cost, parse_query, relaxed_size_bound, tighten,
@@ -52,7 +52,7 @@ def test_cost_model_sides_are_equal_for_one_query_reading_everything():
     n, eps, p = 1000, 37, 2.5
     inc = incremental_cost(n, [], d_i=n, eps_i=eps, q_i=n, e_i=0, prev_eps=[], p=p)
     assert inc == full_cost(1, n, df=n, eps=eps, p=p)
-    m = CostModel(n, eps, p)
+    m = CostModel(n, eps, p, units="tuples")
     first = m.decide(q_i=10, e_i=5, eps_i=3)
     assert first["decision"] == "incremental"
     m.record(first, 10, 3)
@@ -216,6 +216,68 @@ def test_at13_example_1_1_and_at8_multi_rule_union(spark):
     assert cells(d2, "s") == c
 
 
+
+def test_seconds_cost_model_stays_incremental_until_a_cleaning_is_measured():
+    m = CostModel(10_000, 500, 2.0)  # seconds are the default units
+    d = m.decide(q_i=200, e_i=40, eps_i=30, relax_seconds=0.4)
+    assert m.units == "seconds" and d["decision"] == "incremental"
+    assert d["tuple_full_cost"] == full_cost(1, 10_000, 10_000, 500, 2.0)  # the paper's costs are kept beside
+
+
+def test_seconds_cost_model_switches_when_rent_paid_exceeds_the_predicted_full_cleaning():
+    # cleanings cost 1 s fixed + 1 ms per row written; relaxation 0.5 s per query
+    m = CostModel(10_000, 1_000, 2.0)
+    stored = 0
+    decisions = []
+    for _ in range(6):
+        eps_i = 100
+        d = m.decide(q_i=200, e_i=50, eps_i=eps_i, relax_seconds=0.5, stored=stored)
+        decisions.append(d["decision"])
+        if d["decision"] == "full":
+            break
+        m.record(d, 200, eps_i, relax_seconds=0.5, clean_seconds=1.0 + 0.001 * (eps_i + stored), rows=eps_i + stored)
+        stored += eps_i
+    a, b = d["fixed_seconds"], d["seconds_per_row"]
+    assert a == pytest.approx(1.0) and b == pytest.approx(0.001)
+    # full = 1 + 0.001 * (remaining 900 - ... + stored): the cumulative rent passes it at the 3rd query
+    assert decisions == ["incremental", "incremental", "full"]
+    assert d["cumulative_incremental"] > d["full_cost"]
+    assert d["full_cost"] == pytest.approx(1.0 + 0.001 * (1_000 - 200 + 200))
+
+
+def test_seconds_cost_model_does_not_switch_while_full_cleaning_is_predicted_dearer():
+    m = CostModel(10_000_000, 1_000_000, 2.0)
+    for k in range(1, 6):  # cleaning is per-row dominated: 0.1 s + 1 ms per row
+        d = m.decide(q_i=1000, e_i=0, eps_i=500 * k, relax_seconds=0.1, stored=0)
+        assert d["decision"] == "incremental"
+        m.record(d, 1000, 500 * k, relax_seconds=0.1, clean_seconds=0.1 + 0.001 * 500 * k, rows=500 * k)
+    assert d["full_cost"] > 900 and m.switched_at is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.floats(0, 5), b=st.floats(0, 0.01), rows=st.lists(st.integers(0, 100_000), min_size=2, max_size=8, unique=True),
+       noise=st.lists(st.floats(-3, 3), min_size=8, max_size=8))
+def test_cleaning_line_fit_is_exact_on_a_line_and_never_negative(a, b, rows, noise):
+    from dqkit.relax.cost import fit_cleaning_seconds
+
+    fa, fb = fit_cleaning_seconds([(r, a + b * r) for r in rows])
+    assert fa == pytest.approx(a, abs=1e-6) and fb == pytest.approx(b, abs=1e-9)
+    na, nb = fit_cleaning_seconds([(r, max(0.0, a + b * r + e)) for r, e in zip(rows, noise)])
+    assert na >= 0 and nb >= 0
+
+
+def test_cost_model_bad_units_and_old_states():
+    with pytest.raises(ParameterError, match="cost units"):
+        CostModel(10, 1, 1.0, units="dollars")
+    m = CostModel(100, 5, 1.5, units="tuples")
+    old = {k: v for k, v in m.to_dict().items() if k not in ("units", "measured")}
+    assert CostModel.from_dict(old).units == "tuples"  # a state saved before the seconds units
+    s = CostModel(100, 5, 1.5)
+    s.record(s.decide(10, 2, 3, 0.2, 0), 10, 3, relax_seconds=0.2, clean_seconds=0.7, rows=3)
+    assert CostModel.from_dict(s.to_dict()).to_dict() == s.to_dict()
+    assert s.cumulative_incremental == pytest.approx(0.9)  # measured seconds, not a prediction
+
+
 # ---------------------------------------------------------------------------------------- properties
 zips = st.integers(0, 1)
 cities_ = st.sampled_from(["a", "b", "c"])
@@ -236,6 +298,15 @@ def test_at10_r39_a_workload_covering_the_table_equals_offline_cleaning(spark, r
     full = cities(spark, data, strategy="full")
     full.query("SELECT City FROM cities WHERE Zip = 0")
     assert cells(full, "cities") == expected
+    # a switch after the first query: the rent paid so far is made to exceed any full cleaning
+    switched = cities(spark, data)
+    switched.query("SELECT City FROM cities WHERE Zip = 0")
+    switched.tables["cities"].cost.cumulative_incremental = 1e9
+    switched.query("SELECT City FROM cities WHERE Zip = 1")
+    assert cells(switched, "cities") == expected
+    cm = switched.tables["cities"].cost
+    if cm.measured:  # the first query cleaned something, so the model knew enough to switch
+        assert cm.switched_at == 2
     for (_, _), worlds in expected.items():  # R7: each cell's probabilities sum to 1 in each world
         assert all(sum(ws.values()) == 1 for ws in worlds.values())
 

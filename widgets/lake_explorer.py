@@ -30,7 +30,7 @@ class LakeController(RunController):
 
     unit = "edges"
 
-    def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "paper",
+    def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
                  verify: bool = True, costs: CostModel | None = None, spark: SparkSession | None = None) -> None:
         super().__init__(spark)
         self.lake, self.s, self.t, self.seed, self.mode, self.verify = lake, s, t, seed, mode, verify
@@ -87,7 +87,7 @@ class LakeExplorer(ExplorerBase):
     stage funnel, the containment graph (a component picker), and the deletion plan, which updates as
     the cost parameters change."""
 
-    def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "paper",
+    def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
                  verify: bool = True, costs: CostModel | None = None, sample_rows: int = 10,
                  spark: SparkSession | None = None) -> None:
         c = LakeController(lake, s=s, t=t, seed=seed, mode=mode, verify=verify, costs=costs, spark=spark)

@@ -58,8 +58,11 @@ class QueryController(RunController):
         for name, t in self.daisy.tables.items():
             if t.cost is not None:
                 last = t.cost.history[-1] if t.cost.history else {}
-                out[name] = {"queries": t.cost.queries, "cumulative incremental cost": round(t.cost.cumulative_incremental, 1),
-                             "full cost (same queries)": round(last.get("full_cost", 0.0), 1),
+                secs = t.cost.units == "seconds"
+                out[name] = {"queries": t.cost.queries, "cost units": t.cost.units,
+                             "cumulative incremental cost": round(t.cost.cumulative_incremental, 3 if secs else 1),
+                             ("full cleaning of the rest (predicted)" if secs else "full cost (same queries)"):
+                                 round(last.get("full_cost", 0.0), 3 if secs else 1),
                              "last decision": last.get("decision", ""), "switched at query": t.cost.switched_at or "no"}
         return out
 

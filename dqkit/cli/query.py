@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "candidate, prob, is_original) and the run details")
     p.add_argument("--strategy", choices=("auto", "incremental", "full"), default="auto",
                    help="auto: the cost model switches to full cleaning when cheaper (default)")
+    p.add_argument("--cost-units", choices=("seconds", "tuples"), default="seconds",
+                   help="the cost model's units: seconds measured on this engine (default) or the paper's tuple counts")
     p.add_argument("--explain", action="store_true", help="print where the cleaning operators go, then exit")
     p.add_argument("query", help='the query, e.g. "SELECT zip FROM cities WHERE city = \'LA\'"')
     p.set_defaults(func=run)
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             from dqkit.errors import SourceError
 
             raise SourceError(f"--table {name}={src}: the path does not exist")
-    d = Daisy(strategy=args.strategy)
+    d = Daisy(strategy=args.strategy, cost_units=args.cost_units)
     for name, src in tables.items():
         d.register(name, src, key=keys.get(name))
     for name, rs in loaded.items():

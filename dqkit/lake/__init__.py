@@ -128,7 +128,7 @@ def result_from_graph(graph: ContainmentGraph, *, plan: DeletionPlan | None = No
                       graph.clp_operations, plan, truth, truth_seconds, tuple(all_notes), inputs)
 
 
-def find_containment(lake: Any, *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "paper",
+def find_containment(lake: Any, *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
                      verify: bool = False, bag: bool = False, truth: bool = False,
                      plan: bool = False, costs: Any = None, provider: TransformationProvider | None = None,
                      with_types: bool = False, synonyms: Mapping[str, str] | None = None,
@@ -158,7 +158,7 @@ def find_containment(lake: Any, *, s: int = 4, t: int = 10, seed: int = 0, mode:
     return result_from_graph(graph, plan=the_plan, truth=gt, truth_seconds=gt_seconds)
 
 
-def report_arguments(lake: str = "", s: Any = 4, t: Any = 10, seed: Any = 0, mode: str = "paper",
+def report_arguments(lake: str = "", s: Any = 4, t: Any = 10, seed: Any = 0, mode: str = "strict",
                      verify: Any = True, plan: Any = True, costs: str = "", **_: Any) -> dict[str, Any]:
     """The report template's parameters as ``find_containment`` arguments (checked, typed)."""
     if not lake:

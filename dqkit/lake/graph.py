@@ -55,7 +55,7 @@ class EdgeState:
 class ContainmentGraph:
     """The candidate edges of a lake through the stages, with incremental updates (§7.1)."""
 
-    def __init__(self, lake: Lake, *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "paper",
+    def __init__(self, lake: Lake, *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
                  verify: bool = False, bag: bool = False,
                  spark: SparkSession | None = None, progress: Progress | None = None,
                  with_types: bool = False, synonyms: Mapping[str, str] | None = None) -> None:

@@ -239,7 +239,7 @@ def _probe(parent: LakeTable, items: Sequence[tuple[CLPSample, LakeTable]], mode
     return hit, index
 
 
-def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str = "paper") -> DataFrame | None:
+def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str = "strict") -> DataFrame | None:
     """The null-safe left-anti join of the sampled rows against the parent, as one filtered scan of the
     parent: a one-row frame ``hit`` holding the parent's rows (as key fingerprints) that match a sampled
     row. On the parent's partition columns the sampled values filter the scan too, so partitions are
@@ -253,12 +253,12 @@ def clp_probe(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str 
 
 
 def clp_keeps(sample: CLPSample, parent: LakeTable, child: LakeTable, spark: SparkSession | None = None,
-              mode: str = "paper") -> bool:
+              mode: str = "strict") -> bool:
     """Algorithm 3 for one edge: keep it exactly when every sampled row occurs in the parent."""
     return clp_keeps_many([(sample, parent, child)], mode)[0]
 
 
-def clp_keeps_many(tasks: Sequence[tuple[CLPSample, LakeTable, LakeTable]], mode: str = "paper",
+def clp_keeps_many(tasks: Sequence[tuple[CLPSample, LakeTable, LakeTable]], mode: str = "strict",
                    chunk: int = 16) -> list[bool]:
     """``clp_keeps`` for many edges: each parent is scanned once for the samples of all its children
     (rows compared by the fingerprint of their text over the mode's keys, so the plan stays small

@@ -198,7 +198,8 @@ class QueryResult(Result):
                  "answer tuples (cleaned)": n["answer"], "answer tuples (dirty)": n["dirty"]}
         for d in self.decisions:
             k = f"decision ({d.get('table')}{', ' + d['rule'] if d.get('rule') else ''})"
-            facts[k] = d["decision"] + (f"; incremental {d['cumulative_incremental']:.3g} vs full {d['full_cost']:.3g}"
+            unit = "s" if d.get("units") == "seconds" else ""
+            facts[k] = d["decision"] + (f"; incremental {d['cumulative_incremental']:.3g}{unit} vs full {d['full_cost']:.3g}{unit}"
                                         if "full_cost" in d else
                                         f"; estimated accuracy {d.get('estimated_accuracy', 1):.3f} vs threshold {d.get('threshold')}")
         blocks.append(Facts("Query", facts))
@@ -208,8 +209,10 @@ class QueryResult(Result):
                 last = cm.history[-1]
                 blocks.append(Facts(f"Cost model ({name})", {
                     "rows n": cm.n, "violating tuples ε": cm.eps, "candidates per value p": round(cm.p, 3),
-                    "queries so far": cm.queries, "cumulative incremental cost": round(cm.cumulative_incremental, 1),
-                    "full cleaning cost (same queries)": round(last["full_cost"], 1),
+                    "queries so far": cm.queries, "cost units": cm.units,
+                    "cumulative incremental cost": round(cm.cumulative_incremental, 3 if cm.units == "seconds" else 1),
+                    ("full cleaning of the rest (predicted)" if cm.units == "seconds" else "full cleaning cost (same queries)"):
+                        round(last["full_cost"], 3 if cm.units == "seconds" else 1),
                     "decision": last["decision"], "switched at query": cm.switched_at or "not yet"}))
         agg = self.aggregated()
         if agg is not None:

@@ -30,7 +30,7 @@ from pyspark.sql import types as T
 from dqkit.errors import DqkitError, ParameterError, RuleError, UnknownTableError
 from dqkit.relax import dc as dcmod
 from dqkit.relax import fd as fdmod
-from dqkit.relax.cost import CostModel
+from dqkit.relax.cost import UNITS, CostModel
 from dqkit.relax.model import CAND_PREFIX, CAND_TYPE, CHECKED, TID, WORLD_RHS, cand_col, possible, possible_values
 from dqkit.relax.sql import BoolOp, Cond, Pred, Query, aliases_of, conjuncts_of, parse_query
 from dqkit.rules import DenialConstraint, FunctionalDependency, as_rules, validate_rules
@@ -137,12 +137,15 @@ class Daisy:
 
     ``strategy``: ``auto`` (the cost model decides per query, R35), ``incremental`` (never switch) or
     ``full`` (clean everything at the first query: offline cleaning with the same kernel).
+    ``cost_units``: ``seconds`` (the cost model's rule with costs measured on this engine) or
+    ``tuples`` (R34/R35 verbatim); see ``dqkit.relax.cost``.
     ``threshold``: Algorithm 2's th; a DC query whose estimated accuracy is below it is cleaned against
     the whole table (R38). ``strict``: DC range boundaries as the paper prints them (``<2000``).
     """
 
     def __init__(self, spark: SparkSession | None = None, *, strategy: str = "auto", threshold: float = 0.5,
-                 strict: bool = True, nb_parts: int | None = None, partitions: int = 4) -> None:
+                 strict: bool = True, nb_parts: int | None = None, partitions: int = 4,
+                 cost_units: str = "seconds") -> None:
         from dqkit.session import get_spark
 
         if strategy not in STRATEGIES:
@@ -150,7 +153,10 @@ class Daisy:
         if not 0.0 <= float(threshold) <= 1.0:
             raise ParameterError(f"threshold must be within [0, 1], got {threshold!r}")
         self.spark = spark or get_spark()
+        if cost_units not in UNITS:
+            raise ParameterError(f"unknown cost units {cost_units!r}", hint=" or ".join(UNITS))
         self.strategy = strategy
+        self.cost_units = cost_units
         self.threshold = float(threshold)
         self.strict = strict
         self.nb_parts = nb_parts
@@ -241,7 +247,7 @@ class Daisy:
             n = t.base.count()
             eps = sum(s.dirty_tuples for s in t.stats.values())
             ps = [s.mean_candidates for s in t.stats.values() if s.dirty_groups]
-            t.cost = CostModel(n, eps, sum(ps) / len(ps) if ps else 0.0, self.strategy)
+            t.cost = CostModel(n, eps, sum(ps) / len(ps) if ps else 0.0, self.strategy, units=self.cost_units)
 
     # ------------------------------------------------------------------------------------- plan
     def plan_query(self, sql: str) -> dict[str, Any]:
@@ -342,6 +348,7 @@ class Daisy:
         dc_rules = [by_name[r["rule"]] for r in injected if isinstance(by_name[r["rule"]], DenialConstraint)]
         unchecked_all = _unchecked(t, [f.name for f in t.fds])
         if fd_rules:
+            t0 = time.perf_counter()
             if t.fully_checked:
                 trace.append({"table": t.name, "rule": ", ".join(r.name for r, _ in fd_rules), "iteration": 0,
                               "added": 0, "sample": [], "note": "table fully cleaned: no relaxation needed"})
@@ -363,17 +370,24 @@ class Daisy:
                             F.sum(F.when(F.col("_dq_u").isNotNull(), 1).otherwise(0)).alias("e")).collect()[0]
             n_relaxed, eps_i = int(row["n"]), int(row["e"] or 0)
             assert t.cost is not None
-            d = t.cost.decide(q_i, max(0, n_relaxed - q_i), eps_i)
+            relax_s = time.perf_counter() - t0
+            stored = t.delta_rows
+            d = t.cost.decide(q_i, max(0, n_relaxed - q_i), eps_i, relax_seconds=relax_s, stored=stored)
             d["table"] = t.name
             if t.fully_checked:
                 d["decision"] = "clean (after the switch)"
+            written = eps_i
             if d["decision"] == "full":
                 to_clean = unchecked_all
-            if d["decision"] != "clean (after the switch)" and not t.fully_checked:
+                written = t.cost.remaining
+            t0 = time.perf_counter()
+            # nothing unchecked in a dirty group among the relaxed tuples: there is nothing to clean or mark
+            if d["decision"] != "clean (after the switch)" and not t.fully_checked and (eps_i or d["decision"] == "full"):
                 self._clean_tuples(t, to_clean, fd_only=True)
                 if d["decision"] == "full":
                     t.fully_checked = not t.dcs
-            t.cost.record(d, q_i, eps_i)
+            t.cost.record(d, q_i, eps_i, relax_seconds=relax_s, clean_seconds=time.perf_counter() - t0,
+                          rows=written + stored)
             decisions.append(d)
         for rule in dc_rules:
             self._clean_dc(t, rule, answer.select(TID), trace, decisions)
