@@ -177,7 +177,106 @@ def bench_chains(ns: list[int], seed: int) -> list[tuple[int, float, float, floa
     return out
 
 
-PARTS = ("lake", "literal", "peer", "grid", "theorem", "optret", "chains")
+def lake_plan(graph, scans_per_week: tuple[int, ...] = (1, 5)) -> dict:
+    """Opt-Ret on the lake's verified graph (spec §7.4 item 8, Table 7 / Figure 5 style): retained and
+    deleted tables and edges, costs and savings, and the row scans a privacy scan no longer makes per
+    month (the deleted tables' rows, at 1 and 5 scans a week; 52/12 weeks a month)."""
+    from dqkit.lake import plan_for
+
+    t0 = time.perf_counter()
+    plan = plan_for(graph)
+    secs = time.perf_counter() - t0
+    rows = {n: graph.tables[n].rows or 0 for n in graph.tables}
+    deleted = set(plan.delete)
+    kept_edges = sum(1 for p, c in graph.contained if p not in deleted and c not in deleted)
+    return {"seconds": secs, "tables": len(graph.tables), "retain": len(plan.retain), "delete": len(plan.delete),
+            "edges_in": plan.edges_in, "edges_between_retained": kept_edges,
+            "dropped_unknown": len(plan.dropped_unknown), "cost": plan.total, "retain_all": plan.retain_all,
+            "savings": plan.savings, "bytes_deleted": sum(graph.tables[n].bytes for n in deleted),
+            "scans_saved": {k: sum(rows[n] for n in deleted) * k * 52 / 12 for k in scans_per_week}}
+
+
+def dynamic_updates(lake, k: int, seed: int, mode: str) -> list[tuple[str, str, float, float, bool]]:
+    """Spec §7.4 item 9: remove, re-add and update ``k`` tables (seeded) one at a time on a built graph,
+    each against a full recompute of the same lake; returns (operation, table, incremental seconds,
+    recompute seconds, equal graphs)."""
+    from dqkit.lake import build_graph
+    from dqkit.lake._lake import Lake
+
+    def edges(g):
+        return {e: (s.kept_by, s.removed_by) for e, s in g.edges.items()}
+
+    g = build_graph(lake, seed=seed, mode=mode)
+    names = sorted(lake.tables)
+    picked = random.Random(seed).sample(names, min(k, len(names)))
+    out = []
+    for name in picked:
+        table = lake.tables[name]
+        rest = Lake(lake.label, {n: t for n, t in lake.tables.items() if n != name}, lake.skipped, lake.source)
+        for op in ("remove", "add", "update"):
+            t0 = time.perf_counter()
+            if op == "remove":
+                g.remove_dataset(name)
+            elif op == "add":
+                g.add_dataset(name, table.path)
+            else:
+                g.update_dataset(name, table.path)
+            inc = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            full = build_graph(rest if op == "remove" else lake, seed=seed, mode=mode)
+            rec = time.perf_counter() - t0
+            out.append((op, name, inc, rec, edges(g) == edges(full)))
+    return out
+
+
+def scaling_curve(lake, thresholds: list[float], seed: int, mode: str) -> list[tuple[float, int, int, float]]:
+    """Spec §7.4 item 10 (Figure 4 style): the pipeline (profile + SGB + MMP + CLP) on the tables of at
+    most each size threshold (bytes); returns (threshold, tables, bytes, seconds)."""
+    from dataclasses import replace
+
+    from dqkit.lake import build_graph
+    from dqkit.lake._lake import Lake, profile_lake
+
+    out = []
+    for th in thresholds:
+        sub = {n: replace(t, rows=None, stats={}) for n, t in lake.tables.items() if t.bytes <= th}  # re-profiled
+        if len(sub) < 2:
+            continue
+        t0 = time.perf_counter()
+        part = profile_lake(Lake(lake.label, sub, lake.skipped, lake.source))
+        build_graph(part, seed=seed, mode=mode)
+        out.append((th, len(sub), sum(t.bytes for t in sub.values()), time.perf_counter() - t0))
+    return out
+
+
+def partition_clp(lake, seed: int, mode: str) -> tuple[int, float, float, bool]:
+    """Spec §7.4 item 5: CLP on the edges whose parent is partitioned, with the sampled partition values
+    filtering the parent scan (dqkit's default) and with that filter switched off (every file read: what
+    sampling without partition predicates costs). Returns (edges, seconds with, seconds without, same
+    decisions). The switch is a benchmark-only patch of ``dqkit.lake.stages._partition_filter``."""
+    from dqkit.lake import build_graph
+    from dqkit.lake import stages
+
+    g = build_graph(lake, seed=seed, mode=mode)
+    edges = sorted(e for e in g.stage_edges("MMP") if lake.tables[e[0]].partition_columns)
+    samples = stages.clp_samples([lake.tables[c] for c in sorted({c for _, c in edges})], 4, 10, seed)
+    tasks = [(samples[c], lake.tables[p], lake.tables[c]) for p, c in edges]
+    stages.clp_keeps_many(tasks[:4], mode)  # warm-up
+    t0 = time.perf_counter()
+    with_filter = stages.clp_keeps_many(tasks, mode)
+    t1 = time.perf_counter()
+    original = stages._partition_filter
+    stages._partition_filter = lambda *args, **kw: None
+    try:
+        t2 = time.perf_counter()
+        without = stages.clp_keeps_many(tasks, mode)
+        t3 = time.perf_counter()
+    finally:
+        stages._partition_filter = original
+    return len(edges), t1 - t0, t3 - t2, with_filter == without
+
+
+PARTS = ("lake", "literal", "peer", "grid", "theorem", "optret", "chains", "plan", "dynamic", "scaling", "partition")
 
 
 def _load() -> str:
@@ -202,6 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peer-threshold", type=float, default=0.95)
     ap.add_argument("--ilp-n", default="50,100,250,500,1000")
     ap.add_argument("--ilp-p", type=float, default=0.005)
+    ap.add_argument("--ilp-p-sweep", help="comma list of p: Opt-Ret ILP time against p at n = --ilp-sweep-n")
+    ap.add_argument("--ilp-sweep-n", type=int, default=250)
+    ap.add_argument("--dynamic-tables", type=int, default=3, help="tables removed, re-added and updated")
+    ap.add_argument("--scaling-thresholds", default="250e3,500e3,1e6,2e6,4e6",
+                    help="comma list of table-size thresholds in bytes for the scaling curve")
     ap.add_argument("--chains", default="10,100,1000")
     ap.add_argument("--theorem-trials", type=int, default=200)
     ap.add_argument("--master", default="local[2]")
@@ -213,11 +317,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown parts {sorted(parts - set(PARTS))}")
     print(f"start: {_load()}", flush=True)
 
-    if parts & {"lake", "literal", "peer", "grid", "theorem"}:
+    lake_needed = {"lake", "literal", "peer", "grid", "plan", "dynamic", "scaling", "partition"}
+    if parts & (lake_needed | {"theorem"}):
         from dqkit.session import get_spark
 
         get_spark(master=a.master, config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": a.driver_memory})
-    if parts & {"lake", "literal", "peer", "grid"}:
+    if parts & lake_needed:
         lake_parts(a, parts)
     if "theorem" in parts:
         print("\nTheorem 4.2: empirical prune rate of CLP (strict) on a pair with CM = 1-eps, "
@@ -230,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\nOpt-Ret ILP (HiGHS) on Erdős–Rényi graphs, p =", a.ilp_p)
         for n, m, s in bench_opt_ret([int(x) for x in a.ilp_n.split(",")], a.ilp_p, a.seed):
             print(f"  n={n:5d} edges={m:6d} {s:.3f}s  ({_load()})", flush=True)
+        for p in [float(x) for x in a.ilp_p_sweep.split(",")] if a.ilp_p_sweep else []:
+            for n, m, s in bench_opt_ret([a.ilp_sweep_n], p, a.seed):
+                print(f"  p={p:.4f} n={n:5d} edges={m:6d} {s:.3f}s  ({_load()})", flush=True)
     if "chains" in parts:
         print("\nDyn-Lin vs the ILP on chains")
         for n, t_dl, t_ilp, c1, c2 in bench_chains([int(x) for x in a.chains.split(",")], a.seed):
@@ -313,6 +421,33 @@ def lake_parts(a: argparse.Namespace, parts: set[str]) -> None:
                  if tp is not None else "") + f"{peer_s:.1f}s  {_load()}")
         for mode, ours in ours_by_mode.items():
             print(f"  time ratio peer/dqkit, {mode}: {peer_s / ours:.2f}")
+    mode = a.modes.split(",")[0]
+    if "plan" in parts:
+        from dqkit.lake import build_graph
+
+        g = build_graph(lake, s=a.s, t=a.t, seed=a.seed, mode=mode, verify=True)
+        r = lake_plan(g)
+        print(f"\nOpt-Ret on the lake (verified graph, lineage provider, default costs): {r['tables']} tables, "
+              f"{r['edges_in']} containment edges in; retain {r['retain']}, delete {r['delete']} "
+              f"({r['bytes_deleted']:,} bytes), {r['edges_between_retained']} edges between retained tables, "
+              f"{r['dropped_unknown']} edges without a known transformation dropped; cost {r['cost']:.4g} against "
+              f"{r['retain_all']:.4g} retaining all (savings {r['savings']:.4g}); row scans saved per month: "
+              + ", ".join(f"{v:,.0f} at {k}/week" for k, v in r["scans_saved"].items())
+              + f"; solved in {r['seconds']:.2f}s  {_load()}", flush=True)
+    if "dynamic" in parts:
+        print(f"\nDynamic updates ({mode}): incremental against a full recompute")
+        for op, name, inc, rec, same in dynamic_updates(lake, a.dynamic_tables, a.seed, mode):
+            print(f"  {op:6s} {name:24s} {inc:7.2f}s vs {rec:7.2f}s ({rec / max(inc, 1e-9):5.1f}x), "
+                  f"equal graphs: {same}  {_load()}", flush=True)
+    if "scaling" in parts:
+        print(f"\nScaling (Figure 4 style, {mode}): profile+SGB+MMP+CLP on the tables up to each size")
+        for th, n, b, sec in scaling_curve(lake, [float(x) for x in a.scaling_thresholds.split(",")], a.seed, mode):
+            print(f"  tables <= {th:12,.0f} B: {n:4d} tables, {b:13,d} B, {sec:7.1f}s  {_load()}", flush=True)
+    if "partition" in parts:
+        n, with_f, without, same = partition_clp(lake, a.seed, mode)
+        print(f"\nPartition-aware CLP ({mode}): {n} edges with a partitioned parent; probes {with_f:.1f}s with the "
+              f"partition filter, {without:.1f}s reading every file ({without / max(with_f, 1e-9):.2f}x); "
+              f"same decisions: {same}  {_load()}", flush=True)
     if "grid" in parts:
         print("\nCLP grid (Table 6): incorrect edges left after CLP, true edges lost (must be 0), CLP seconds")
         for mode, s, t, wrong, lost, sec in clp_grid(lake, truth, a.seed):
