@@ -363,12 +363,15 @@ class Daisy:
                         tr["mode"] = mode
                     relaxed = relaxed.unionByName(rx)
                 relaxed = relaxed.distinct()
-            # ε_i: the relaxed tuples still to clean (unchecked tuples of dirty groups), kept once for the count and the cleaning
-            flags = relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left").localCheckpoint(eager=True)
-            to_clean = flags.where(F.col("_dq_u").isNotNull()).select(TID)
-            row = flags.agg(F.count(F.lit(1)).alias("n"),
-                            F.sum(F.when(F.col("_dq_u").isNotNull(), 1).otherwise(0)).alias("e")).collect()[0]
-            n_relaxed, eps_i = int(row["n"]), int(row["e"] or 0)
+            if t.fully_checked:  # every dirty tuple is checked: nothing is left to count or clean (no Spark job)
+                to_clean, n_relaxed, eps_i = relaxed, q_i, 0
+            else:
+                # ε_i: the relaxed tuples still to clean (unchecked tuples of dirty groups), kept once for the count and the cleaning
+                flags = relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left").localCheckpoint(eager=True)
+                to_clean = flags.where(F.col("_dq_u").isNotNull()).select(TID)
+                row = flags.agg(F.count(F.lit(1)).alias("n"),
+                                F.sum(F.when(F.col("_dq_u").isNotNull(), 1).otherwise(0)).alias("e")).collect()[0]
+                n_relaxed, eps_i = int(row["n"]), int(row["e"] or 0)
             assert t.cost is not None
             relax_s = time.perf_counter() - t0
             stored = t.delta_rows
