@@ -153,6 +153,26 @@ schema_families = st.dictionaries(st.sampled_from([f"t{i}" for i in range(9)]),
                                   min_size=1, max_size=9)
 
 
+def test_partition_filter_keeps_a_child_whose_sampled_rows_have_null_partition_values(spark, tmp_path):
+    """The probe's partition predicate (per partition column, the sampled values as an ``isin``) is
+    NULL-safe: rows in the parent's NULL partition still match, so the contained child is kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dqkit.lake import clp_keeps, clp_sample
+
+    rows = [{"id": i, "v": i * 2, "region": None if i % 3 == 0 else f"r{i % 2}"} for i in range(30)]
+    pq.write_to_dataset(pa.Table.from_pylist(rows), (tmp_path / "parent").as_posix(), partition_cols=["region"])
+    pq.write_table(pa.Table.from_pylist([r for r in rows if r["region"] is None or r["id"] < 4]),
+                   (tmp_path / "child.parquet").as_posix())
+    lk = load_lake(str(tmp_path))
+    P, C = lk.tables["parent"], lk.tables["child"]
+    for seed in range(4):
+        sample = clp_sample(C, s=4, t=30, seed=seed)
+        assert any(r[sample.columns.index("region")] is None for r in sample.rows)
+        assert clp_keeps(sample, P, C), seed
+
+
 def test_clp_compares_all_the_childs_columns_by_default(spark, tmp_path):
     """A child whose every column is contained on its own but whose rows are not (b rotated by one row)
     survives CLP in ``paper`` mode (one search column compared) and is pruned in the default ``strict``."""

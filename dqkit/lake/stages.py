@@ -192,27 +192,46 @@ def _canon(c: Column, dt: T.DataType) -> Column:
     return c
 
 
-def _partition_filter(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str) -> Column | None:
-    """A filter every parent row equal to a sampled row (on the mode's keys) passes: the sampled
-    values of the parent's partition columns among the keys (two-sided sampling, §4.3), so the probe
-    prunes partitions. None: no such column (the whole parent is read)."""
+def _partition_values(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str
+                      ) -> dict[str, tuple[set[Any], set[Any]]] | None:
+    """Per partition column of the parent among the mode's keys, the sampled values (typed, and as
+    text where the two tables' types differ or the value has no exact literal). None: no such column."""
     keys = sample.keys(mode)
     cols = [c for c in parent.partition_columns if c in keys]
     if not cols:
         return None
-    pos = {c: sample.columns.index(c) for c in cols}
-    terms: dict[str, Column] = {}
+    out: dict[str, tuple[set[Any], set[Any]]] = {c: (set(), set()) for c in cols}
     for raw, txt in zip(sample.rows, sample.text):
-        parts = []
         for c in cols:
-            v, ct, pt = raw[pos[c]], child.types[c], parent.types[c]
+            i = sample.columns.index(c)
+            v, ct, pt = raw[i], child.types[c], parent.types[c]
             if ct == pt and v is not TEXT and not isinstance(ct, (T.TimestampType, T.TimestampNTZType)):
-                parts.append((col(c).eqNullSafe(F.lit(v)), repr((c, v))))
+                out[c][0].add(v)
             else:
-                parts.append((_canon(col(c), pt).cast("string").eqNullSafe(F.lit(txt[pos[c]])),
-                              repr((c, "text", txt[pos[c]]))))
-        terms.setdefault("&".join(r for _, r in parts), functools.reduce(lambda a, b: a & b, [e for e, _ in parts]))
-    return functools.reduce(lambda a, b: a | b, terms.values()) if terms else None
+                out[c][1].add(txt[i])
+    return out
+
+
+def _partition_filter(values: Sequence[Mapping[str, tuple[set[Any], set[Any]]]], parent: LakeTable) -> Column | None:
+    """A filter every parent row equal to a sampled row (on the keys) passes: per partition column, the
+    sampled values of all the samples (an ``isin``, NULL-safe), ANDed over the columns. It is weaker than
+    matching whole sampled rows (so still one-sided) and stays a small partition predicate however many
+    rows are sampled, so Spark prunes partitions at planning time (``PartitionFilters``; req. 18)."""
+    cols = sorted(set.intersection(*[set(v) for v in values])) if values else []
+    terms = []
+    for c in cols:
+        typed = set().union(*[v[c][0] for v in values])
+        text = set().union(*[v[c][1] for v in values])
+        parts = []
+        if None in typed or None in text:
+            parts.append(col(c).isNull())
+        if typed - {None}:
+            parts.append(col(c).isin(sorted(typed - {None}, key=repr)))
+        if text - {None}:
+            parts.append(_canon(col(c), parent.types[c]).cast("string").isin(sorted(text - {None})))
+        if parts:
+            terms.append(functools.reduce(lambda a, b: a | b, parts))
+    return functools.reduce(lambda a, b: a & b, terms) if terms else None
 
 
 def _probe(parent: LakeTable, items: Sequence[tuple[CLPSample, LakeTable]], mode: str) -> tuple[DataFrame, list[int]]:
@@ -229,9 +248,11 @@ def _probe(parent: LakeTable, items: Sequence[tuple[CLPSample, LakeTable]], mode
     needed = sorted({k for keys in groups for k in keys})
     texted, alias = _texted(parent.df.select(*[col(k) for k in needed]), parent.types, needed)
     df = texted
-    filters = [_partition_filter(sample, parent, child, mode) for sample, child in items]
-    if filters and all(f is not None for f in filters):
-        df = df.where(functools.reduce(lambda a, b: a | b, filters))  # partition pruning (req. 18)
+    values = [_partition_values(sample, parent, child, mode) for sample, child in items]
+    if values and all(v is not None for v in values):
+        pf = _partition_filter([v for v in values if v is not None], parent)
+        if pf is not None:
+            df = df.where(pf)  # partition pruning (req. 18)
     hashed = df.select(*[_key_hash(texted, alias, keys).alias(f"g{i}") for i, keys in enumerate(groups)])
     found = [F.col(f"g{i}.h").isin(sorted(hs)) for i, hs in enumerate(groups.values())]
     hit = hashed.where(functools.reduce(lambda a, b: a | b, found)).agg(
