@@ -186,12 +186,6 @@ def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: in
     return out
 
 
-def _canon(c: Column, dt: T.DataType) -> Column:
-    if isinstance(dt, T.MapType):
-        return F.to_json(F.array_sort(F.map_entries(c)))
-    return c
-
-
 def _partition_values(sample: CLPSample, parent: LakeTable, child: LakeTable, mode: str
                       ) -> dict[str, tuple[set[Any], set[Any]]] | None:
     """Per partition column of the parent among the mode's keys, the sampled values (typed, and as
@@ -228,7 +222,7 @@ def _partition_filter(values: Sequence[Mapping[str, tuple[set[Any], set[Any]]]],
         if typed - {None}:
             parts.append(col(c).isin(sorted(typed - {None}, key=repr)))
         if text - {None}:
-            parts.append(_canon(col(c), parent.types[c]).cast("string").isin(sorted(text - {None})))
+            parts.append(F.expr(f"CAST({_canon_sql(c, parent.types[c])[0]} AS STRING)").isin(sorted(text - {None})))
         if parts:
             terms.append(functools.reduce(lambda a, b: a | b, parts))
     return functools.reduce(lambda a, b: a & b, terms) if terms else None
