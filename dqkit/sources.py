@@ -35,6 +35,8 @@ Reading never drops or guesses at data:
   a NULL-typed (``void``) column, which is compatible with any type of the other version.
 * A corrupt or unreadable file is a ``SourceError`` naming the file, whether Spark notices it while
   reading the schema or in the first job (``read_failure`` maps the latter).
+* A table with no columns (a zero-column Parquet file, an empty CSV file without a header row) is a
+  ``SourceError``; a header-only CSV or a Parquet file with columns and no rows is an empty table.
 * File names with glob characters (``[ ] { } * ?``) or a colon are read literally.
 """
 from __future__ import annotations
@@ -180,6 +182,11 @@ def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_ty
         raise (read_failure(exc) or SourceError(
             f"cannot read {path} as {fmt}: {_first_line(exc)}",
             hint="check that the file is complete and in the format its extension says")) from exc
+    if not schema.fields:
+        empty = all(f.stat().st_size == 0 for f in files) if files else False
+        raise SourceError(f"{path} has no columns" + (" (the file is empty: no header row)" if empty else ""),
+                          hint="a table needs at least one column: remove the file, or write it "
+                               + ("with its header row" if fmt == "csv" else "with its columns"))
     if fmt == "json" and _CORRUPT in schema.fieldNames():
         raise SourceError(
             f"{path} has lines that are not JSON objects"

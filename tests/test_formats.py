@@ -185,3 +185,87 @@ def test_spark_written_folders_with_success_and_crc_files_are_tables(spark, tmp_
     code = main(["lake", str(tmp_path / "lake"), "--verify", "--format", "json"])
     got = json.loads(capsys.readouterr().out)
     assert code == 1 and got["skipped"] == [] and {"parent": "big", "child": "small"}.items() <= got["contained"][0].items()
+
+
+# ---------------------------------------------------------------- zero-column, header-only, empty tables
+TABLE1_COLUMNS = ["tid", "name", "zipcode", "city", "state", "salary", "rate"]
+
+
+def _write_class(kind: str, folder: Path, name: str = "t") -> Path:
+    """One table of a hostile-input class, written by its real writer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "zero-column parquet":
+        pd.DataFrame(index=range(3)).to_parquet(folder / f"{name}.parquet", index=False)
+        return folder / f"{name}.parquet"
+    if kind == "zero-column pyarrow":
+        pq.write_table(pa.table({}), folder / f"{name}.parquet")
+        return folder / f"{name}.parquet"
+    if kind == "empty csv":
+        (folder / f"{name}.csv").write_text("")
+        return folder / f"{name}.csv"
+    if kind == "header-only csv":
+        pd.DataFrame(columns=TABLE1_COLUMNS).to_csv(folder / f"{name}.csv", index=False)
+        return folder / f"{name}.csv"
+    assert kind == "empty parquet"
+    pd.DataFrame({c: pd.Series([], dtype="int64" if c in ("salary", "rate") else "string")
+                  for c in TABLE1_COLUMNS}).to_parquet(folder / f"{name}.parquet")
+    return folder / f"{name}.parquet"
+
+
+NO_COLUMNS = ["zero-column parquet", "zero-column pyarrow", "empty csv"]
+EMPTY = ["header-only csv", "empty parquet"]
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("kind", NO_COLUMNS)
+def test_a_table_with_no_columns_is_refused_by_delta_and_detect(spark, tmp_path, capsys, kind):
+    old = _write_class(kind, tmp_path / "old")
+    _write_class(kind, tmp_path / "new")
+    before = _snapshot(tmp_path)
+    for argv in (["delta", str(tmp_path / "old"), str(tmp_path / "new"), "--out", str(tmp_path / "o1")],
+                 ["detect", str(old), "--rules", str(RULES), "--out", str(tmp_path / "o2")]):
+        code, out, err = _run(argv, capsys)
+        assert code == 2 and out == ""
+        assert f"{old} has no columns" in err and "Hint: a table needs at least one column" in err
+        assert "Traceback" not in err
+    assert _snapshot(tmp_path) == before  # nothing written, no --out folder
+
+
+@pytest.mark.parametrize("kind", NO_COLUMNS)
+def test_a_lake_with_a_table_without_columns_skips_it_and_is_incomplete(spark, tmp_path, capsys, kind):
+    _write_class(kind, tmp_path, "nocols")
+    pd.DataFrame({"id": [1, 2]}).to_parquet(tmp_path / "a.parquet")
+    pd.DataFrame({"id": [1]}).to_parquet(tmp_path / "b.parquet")
+    code, out, _ = _run(["lake", str(tmp_path), "--format", "json"], capsys)
+    got = json.loads(out)
+    assert code == 2 and got["verdict"] == "INCOMPLETE" and got["skipped_count"] == 1
+    assert got["skipped"][0]["table"] == "nocols" and "has no columns" in got["skipped"][0]["reason"]
+    assert [(e["parent"], e["child"]) for e in got["contained"]] == [("a", "b")]  # the rest is still analysed
+
+
+@pytest.mark.parametrize("kind", EMPTY)
+def test_two_empty_versions_are_identical_and_an_empty_table_has_no_violations(spark, tmp_path, capsys, kind):
+    old = _write_class(kind, tmp_path / "old")
+    _write_class(kind, tmp_path / "new")
+    code, out, err = _run(["delta", str(tmp_path / "old"), str(tmp_path / "new"), "--key", "t=tid"], capsys)
+    assert code == 0 and "IDENTICAL" in out, err
+    code, out, err = _run(["detect", str(old), "--rules", str(RULES), "--key", "tid"], capsys)
+    assert code == 0 and "NO VIOLATIONS" in out, err
+
+
+@pytest.mark.parametrize("kind", EMPTY)
+def test_an_empty_table_in_a_lake_is_contained_in_a_table_with_its_columns(spark, tmp_path, capsys, kind):
+    _write_class(kind, tmp_path, "empty")
+    pd.read_csv(RULES.parent / "bigdansing_table1.csv").to_parquet(tmp_path / "full.parquet")
+    code, out, err = _run(["lake", str(tmp_path), "--verify", "--format", "json"], capsys)
+    got = json.loads(out)
+    assert code == 1 and got["skipped"] == [], err
+    assert [(e["parent"], e["child"], e["rows"]) for e in got["contained"]] == [("full", "empty", 0)]
