@@ -18,7 +18,8 @@ Reading never drops or guesses at data:
 * CSV is read with a header row and inferred types, in Spark's FAILFAST mode: a row with more (or
   fewer) fields than the header fails the run with a ``SourceError`` naming the file and the line,
   instead of Spark's default of silently dropping the extra fields. Quoted fields may hold newlines
-  (multiLine mode: each CSV file is read by one task). A UTF-8 byte-order mark is dropped. The field
+  (multiLine mode: each CSV file is read by one task; not for a path with a colon or a glob character,
+  which Spark's multiLine reader cannot open: such a file is read line by line). A UTF-8 byte-order mark is dropped. The field
   separator is detected from the header line: the first of ``, ; TAB |`` outside quotes (comma when
   none, i.e. one column); every file of one table must use the same. Files are read as UTF-8. Both versions of a CSV database
   must infer the same types; dqkit reports any schema difference instead of guessing (a header-only
@@ -166,11 +167,16 @@ def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_ty
                                "allow_truncated_timestamps=True))")
     if footers.nanos:
         spark.conf.set(NANOS_AS_LONG, "true")  # only makes an unreadable column readable (as INT64)
-    if ":" in path.resolve().as_posix() or any(":" in f.name for f in files):
+    colon = ":" in path.resolve().as_posix() or any(":" in f.name for f in files)
+    if colon:
         reader = reader.options(**_RAW_LOCAL_FS)
     if fmt == "csv":
+        # multiLine keeps quoted newlines; Spark's multiLine reader cannot open a path with a colon or a
+        # (escaped) glob character, so such a path is read line by line
+        odd = colon or _GLOB_CHARS.search(path.resolve().as_posix()) is not None
         reader = reader.option("header", "true").option("inferSchema", "true" if infer_types else "false") \
-            .option("mode", "FAILFAST").option("multiLine", "true").option("sep", csv_separator(files))
+            .option("mode", "FAILFAST").option("multiLine", "false" if odd else "true") \
+            .option("sep", csv_separator(files))
     try:
         df = reader.load(_spark_path(path))
         schema = df.schema
