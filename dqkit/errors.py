@@ -51,6 +51,10 @@ class CancelledError(DqkitError):
     """A run was cancelled by the user; nothing was written."""
 
 
+class DqkitWarning(UserWarning):
+    """Base class of every warning dqkit gives on purpose (the CLI prints it as ``dqkit: warning: ...``)."""
+
+
 def describe_error(exc: BaseException) -> str:
     """A readable one-line cause for any error, without a traceback.
 

@@ -17,14 +17,27 @@ whole and must hold one format.
 Reading never drops or guesses at data:
 * CSV is read with a header row and inferred types, in Spark's FAILFAST mode: a row with more (or
   fewer) fields than the header fails the run with a ``SourceError`` naming the file and the line,
-  instead of Spark's default of silently dropping the extra fields. Both versions of a CSV database
+  instead of Spark's default of silently dropping the extra fields. Quoted fields may hold newlines
+  (multiLine mode: each CSV file is read by one task; not for a path with a colon or a glob character,
+  which Spark's multiLine reader cannot open: such a file is read line by line). A UTF-8 byte-order mark is dropped. The field
+  separator is detected from the header line: the first of ``, ; TAB |`` outside quotes (comma when
+  none, i.e. one column); every file of one table must use the same. Files are read as UTF-8. Both versions of a CSV database
   must infer the same types; dqkit reports any schema difference instead of guessing (a header-only
   CSV is compared as an empty table: see ``dqkit.delta.plan_tables``).
 * JSON must be JSON Lines (one object per line); a file with malformed lines is a ``SourceError``.
+* A Parquet timestamp stored in nanoseconds (pandas' and pyarrow's default for datetime columns) is
+  read at microsecond precision (floored), as TIMESTAMP_NTZ (wall-clock) or TIMESTAMP (instant, when
+  the file marks it isAdjustedToUTC), the types Spark gives the same column in microseconds. dqkit
+  sets ``spark.sql.legacy.parquet.nanosAsLong`` for the session (it only makes such a column readable)
+  and casts back. When any value had a sub-microsecond part, a ``SourceWarning`` names the file, the
+  column and how many values were truncated. Nanosecond timestamps nested in a struct or list, and
+  Parquet UUID/INTERVAL columns (which Spark has no type for), are a ``SourceError`` naming them.
 * A Parquet column of Parquet's NULL type (an all-NULL column as pandas/pyarrow write it) is read as
   a NULL-typed (``void``) column, which is compatible with any type of the other version.
 * A corrupt or unreadable file is a ``SourceError`` naming the file, whether Spark notices it while
   reading the schema or in the first job (``read_failure`` maps the latter).
+* A table with no columns (a zero-column Parquet file, an empty CSV file without a header row) is a
+  ``SourceError``; a header-only CSV or a Parquet file with columns and no rows is an empty table.
 * File names with glob characters (``[ ] { } * ?``) or a colon are read literally.
 """
 from __future__ import annotations
@@ -32,15 +45,18 @@ from __future__ import annotations
 import csv
 import os
 import re
+import warnings
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Union
 from urllib.parse import unquote
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from dqkit.errors import SourceError, UnknownTableError
+from dqkit.errors import DqkitWarning, SourceError, UnknownTableError
 from dqkit.session import get_spark
 
 TableSource = Union[DataFrame, str, os.PathLike]
@@ -143,50 +159,209 @@ def _spark_path(path: Path) -> str:
 
 def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_types: bool = True) -> DataFrame:
     reader = spark.read.format(fmt)
-    if ":" in path.resolve().as_posix() or any(":" in f.name for f in files):
+    footers = _parquet_footers(files) if fmt == "parquet" else _Footers()
+    if footers.nested_nanos:
+        raise SourceError(f"{path} has nanosecond timestamps inside a struct or list "
+                          f"({', '.join(footers.nested_nanos[:5])}), which Spark cannot read",
+                          hint="write timestamps in microseconds (pandas: df.to_parquet(..., coerce_timestamps='us', "
+                               "allow_truncated_timestamps=True))")
+    if footers.nanos:
+        spark.conf.set(NANOS_AS_LONG, "true")  # only makes an unreadable column readable (as INT64)
+    colon = ":" in path.resolve().as_posix() or any(":" in f.name for f in files)
+    if colon:
         reader = reader.options(**_RAW_LOCAL_FS)
     if fmt == "csv":
+        # multiLine keeps quoted newlines; Spark's multiLine reader cannot open a path with a colon or a
+        # (escaped) glob character, so such a path is read line by line
+        odd = colon or _GLOB_CHARS.search(path.resolve().as_posix()) is not None
         reader = reader.option("header", "true").option("inferSchema", "true" if infer_types else "false") \
-            .option("mode", "FAILFAST")
+            .option("mode", "FAILFAST").option("multiLine", "false" if odd else "true") \
+            .option("sep", csv_separator(files))
     try:
         df = reader.load(_spark_path(path))
         schema = df.schema
     except Exception as exc:
+        if footers.no_spark_type:
+            cols = ", ".join(f"{c!r} ({k})" for c, k in footers.no_spark_type.items())
+            raise SourceError(f"cannot read {path}: Spark has no type for the Parquet column(s) {cols}",
+                              hint="; ".join(sorted({f"{k}: {_NO_SPARK_TYPE[k]}" for k in footers.no_spark_type.values()}))) from exc
         raise (read_failure(exc) or SourceError(
             f"cannot read {path} as {fmt}: {_first_line(exc)}",
             hint="check that the file is complete and in the format its extension says")) from exc
+    if not schema.fields:
+        empty = all(f.stat().st_size == 0 for f in files) if files else False
+        raise SourceError(f"{path} has no columns" + (" (the file is empty: no header row)" if empty else ""),
+                          hint="a table needs at least one column: remove the file, or write it "
+                               + ("with its header row" if fmt == "csv" else "with its columns"))
     if fmt == "json" and _CORRUPT in schema.fieldNames():
         raise SourceError(
             f"{path} has lines that are not JSON objects"
             + (" (no line parsed)" if len(schema.fields) == 1 else ""),
             hint="dqkit reads JSON Lines (one JSON object per line); convert a multi-line JSON "
                  "document with, for example, jq -c '.[]' FILE")
-    if fmt == "parquet":
-        nulls = _null_typed_columns(files)
-        if nulls:
-            df = df.select(*[F.lit(None).alias(f.name) if f.name in nulls else F.col(_quote(f.name))
-                             for f in schema.fields])
+    if footers.nulls or footers.nanos:
+        nanos = {n: a for n, a in footers.nanos.items() if isinstance(schema[n].dataType, T.LongType)} \
+            if footers.nanos else {}
+        df = df.select(*[F.lit(None).alias(f.name) if f.name in footers.nulls
+                         else _micros(f.name, nanos[f.name]) if f.name in nanos
+                         else F.col(_quote(f.name)) for f in schema.fields])
+        note = _nanos_note(path, files, nanos) if nanos else None
+        if note:
+            warnings.warn(note, SourceWarning, stacklevel=3)
     return df
 
 
-def _null_typed_columns(files: list[Path]) -> set[str]:
-    """Columns of Parquet's NULL type in every file (read from the footers: no Spark job)."""
-    if not files or len(files) > _MAX_FOOTERS:
-        return set()
+class SourceWarning(DqkitWarning):
+    """A table was read, but not exactly as stored (nanosecond timestamps truncated to microseconds)."""
+
+
+#: Spark's switch that makes a Parquet nanosecond timestamp readable at all (as its INT64 value); dqkit
+#: turns it on, for the session, only when a file holds such a column, then casts the value back.
+NANOS_AS_LONG = "spark.sql.legacy.parquet.nanosAsLong"
+#: rows of nanosecond columns scanned (with pyarrow) to tell whether truncation drops digits, at most
+_MAX_NANOS_CHECK_ROWS = 5_000_000
+#: Parquet logical types Spark cannot read, and what to do about each
+_NO_SPARK_TYPE = {"UUID": "write it as a string (DuckDB: CAST(col AS VARCHAR))",
+                  "Interval": "write it as a number of seconds or a string"}
+
+
+@dataclass
+class _Footers:
+    """What the Parquet footers of a table say before Spark reads it (no Spark job)."""
+
+    nulls: set[str] = field(default_factory=set)  # NULL-typed in every file
+    nanos: dict[str, bool] = field(default_factory=dict)  # top-level ns timestamp -> isAdjustedToUTC
+    nested_nanos: list[str] = field(default_factory=list)  # ns timestamps inside a struct or list
+    no_spark_type: dict[str, str] = field(default_factory=dict)  # column path -> logical type
+
+
+def _parquet_footers(files: list[Path]) -> _Footers:
+    """Inspect the footers of ``files`` (at most ``_MAX_FOOTERS``; the first only when there are more:
+    Spark infers a schema from one file too). Unreadable footers are left to Spark to report."""
+    import json
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    out = _Footers()
     common: set[str] | None = None
-    for f in files:
+    for f in files if len(files) <= _MAX_FOOTERS else files[:1]:
         try:
-            schema = pq.read_schema(f)
+            pf = pq.ParquetFile(f)
+            arrow = pf.schema_arrow
         except Exception:
-            return set()  # Spark read it; leave its types alone
-        nulls = {field.name for field in schema if pa.types.is_null(field.type)}
+            return _Footers()  # Spark reports a corrupt file with its own words
+        nulls = {fld.name for fld in arrow if pa.types.is_null(fld.type)}
         common = nulls if common is None else common & nulls
-        if not common:
-            return set()
-    return common or set()
+        top = set(arrow.names)
+        for i in range(len(pf.schema)):
+            c = pf.schema.column(i)
+            logical = json.loads(c.logical_type.to_json())
+            kind = logical.get("Type")
+            if kind == "Timestamp" and logical.get("timeUnit") == "nanoseconds":
+                if c.path in top:
+                    out.nanos[c.path] = bool(logical.get("isAdjustedToUTC"))
+                elif c.path not in out.nested_nanos:
+                    out.nested_nanos.append(c.path)
+            elif kind in _NO_SPARK_TYPE:
+                out.no_spark_type[c.path] = kind
+    out.nulls = (common or set()) if len(files) <= _MAX_FOOTERS else set()
+    return out
+
+
+def _nanos_truncated(files: list[Path], columns: list[str]) -> dict[str, int] | None:
+    """{column: values with a sub-microsecond part}, read with pyarrow; None when the files hold more
+    than ``_MAX_NANOS_CHECK_ROWS`` rows (not checked)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        if sum(pq.ParquetFile(f).metadata.num_rows for f in files) > _MAX_NANOS_CHECK_ROWS:
+            return None
+        lost = dict.fromkeys(columns, 0)
+        for f in files:
+            for batch in pq.ParquetFile(f).iter_batches(columns=columns, batch_size=65536):
+                for name in columns:
+                    v = pc.fill_null(batch.column(name).cast(pa.int64()), 0)
+                    lost[name] += pc.sum(pc.not_equal(pc.subtract(v, pc.multiply(pc.divide(v, 1000), 1000)),
+                                                      0).cast(pa.int64())).as_py() or 0
+        return lost
+    except Exception:
+        return None
+
+
+def _micros(name: str, adjusted_to_utc: bool) -> Column:
+    """The INT64 nanosecond value of ``name`` (read with ``NANOS_AS_LONG``) as a microsecond timestamp,
+    floored (as pandas' ``dt.floor('us')``): TIMESTAMP for instants (isAdjustedToUTC), TIMESTAMP_NTZ for
+    wall-clock times, as Spark types the same column stored in microseconds."""
+    q = _quote(name)
+    us = f"(({q} - pmod({q}, 1000)) div 1000)"
+    if adjusted_to_utc:
+        return F.expr(f"timestamp_micros({us})").alias(name)
+    return F.expr(f"timestampadd(MICROSECOND, {us}, TIMESTAMP_NTZ'1970-01-01 00:00:00')").alias(name)
+
+
+def _nanos_note(path: Path, files: list[Path], nanos: dict[str, bool]) -> str | None:
+    """The warning for nanosecond columns read at microsecond precision, or None when no digit was lost."""
+    lost = _nanos_truncated(files, sorted(nanos))
+    if lost is None:
+        return (f"{path}: the nanosecond timestamp column(s) {', '.join(map(repr, sorted(nanos)))} were read at "
+                f"microsecond precision; sub-microsecond digits, if any, were truncated (too many rows to check)")
+    lost = {c: n for c, n in lost.items() if n}
+    if not lost:
+        return None
+    return (f"{path}: nanosecond timestamps read at microsecond precision; truncated "
+            + ", ".join(f"{n} value(s) of {c!r}" for c, n in sorted(lost.items())))
+
+
+#: field separators dqkit recognises in a CSV header line, in order of precedence
+CSV_SEPARATORS = (",", ";", "\t", "|")
+
+
+def _header_line(path: Path) -> str | None:
+    """The first line of a (possibly compressed) CSV file, BOM removed; None when it cannot be read here."""
+    import bz2
+    import gzip
+    import lzma
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(path.suffix.lower())
+    if opener is None and path.suffix.lower() != ".csv":
+        return None  # another codec: Spark decompresses it, dqkit does not look inside
+    try:
+        with (opener or open)(path, "rt", encoding="utf-8-sig", errors="replace", newline="") as fh:
+            return fh.readline(1 << 16).rstrip("\r\n")
+    except OSError:
+        return None
+
+
+def _separators_outside_quotes(line: str) -> list[str]:
+    found, quoted = [], False
+    for ch in line:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in CSV_SEPARATORS and ch not in found:
+            found.append(ch)
+    return found
+
+
+def csv_separator(files: list[Path]) -> str:
+    """The field separator of a CSV table: the first of ``, ; TAB |`` (in that order) that occurs outside
+    quotes in the header line; a comma when the header has none (one column). Every file of a folder must
+    agree; no Spark job (the files' first lines only)."""
+    seps: dict[str, Path] = {}
+    for f in files[:_MAX_FOOTERS]:
+        line = _header_line(f)
+        if line is None:
+            continue
+        found = _separators_outside_quotes(line)
+        sep = next((c for c in CSV_SEPARATORS if c in found), ",")
+        seps.setdefault(sep, f)
+    if len(seps) > 1:
+        shown = ", ".join(f"{f.name}: {s!r}" for s, f in seps.items())
+        raise SourceError(f"the CSV files of one table use different separators ({shown})",
+                          hint="write every file of a table with the same separator")
+    return next(iter(seps), ",")
 
 
 def _quote(name: str) -> str:
@@ -229,8 +404,9 @@ def _ragged_csv_line(path: Path) -> tuple[int, int, int] | None:
     if split is None or split[1] != "csv" or not path.name.lower().endswith(".csv") or not path.is_file():
         return None
     try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-            rows = csv.reader(fh, escapechar="\\")
+        sep = csv_separator([path])
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+            rows = csv.reader(fh, delimiter=sep, escapechar="\\")
             header = next(rows, None)
             if header is None:
                 return None

@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from dqkit.errors import DqkitError
+from dqkit.errors import DqkitError, DqkitWarning
 
 # Subcommand modules, in the order `dqkit --help` lists them.
 SUBCOMMANDS = ("dqkit.cli.delta", "dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.dedup", "dqkit.cli.tcfc",
@@ -48,6 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors are exit 2 already
         return int(exc.code or 0)
+    with _plain_warnings():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.master or args.remote:
             from dqkit.session import get_spark
@@ -62,6 +67,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - any unexpected failure is an error (2), never "different" (1)
         return _unexpected(exc, args)
+
+
+class _plain_warnings:
+    """While a command runs, a ``DqkitWarning`` is printed as one ``dqkit: warning: ...`` line on stderr."""
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self._saved = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+            if issubclass(category, DqkitWarning):
+                print(f"dqkit: warning: {message}", file=sys.stderr)
+            else:
+                self._saved(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+
+    def __exit__(self, *exc: object) -> None:
+        import warnings
+
+        warnings.showwarning = self._saved
 
 
 def _unexpected(exc: Exception, args: argparse.Namespace) -> int:

@@ -2,7 +2,8 @@
 
 Prints the containment edges, the edges left after each stage and, with ``--plan``, the deletion plan
 (Opt-Ret) and its savings. Exit 0 when no containment is found, 1 when containments are found, 2 on
-error (a cost file that does not parse is named with its line and column, before any Spark work).
+error (a cost file that does not parse is named with its line and column, before any Spark work) and
+when a table could not be read: the verdict is INCOMPLETE, the skipped tables are counted and named.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Find the tables of a lake (a folder of Parquet/CSV/JSON tables, or catalog:DB) whose rows "
                     "all appear in another table: SGB (schemas) -> MMP (min/max) -> CLP (sampled rows) -> "
                     "optional exact verification; with --plan, which tables to delete (Opt-Ret). "
-                    "Exit 0: no containment; 1: containments found; 2: error.")
+                    "Exit 0: no containment; 1: containments found; 2: error, or a table could not be read "
+                    "(verdict INCOMPLETE: the skipped tables are counted and named).")
     p.add_argument("lake", help="a folder of tables or catalog:DB")
     p.add_argument("--s", type=int, default=4, help="CLP: columns to put predicates on (default 4)")
     p.add_argument("--t", type=int, default=10, help="CLP: rows sampled per child table (default 10)")

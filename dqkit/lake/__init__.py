@@ -113,7 +113,10 @@ def result_from_graph(graph: ContainmentGraph, *, plan: DeletionPlan | None = No
 
     g = _sgb(graph.schemas) if g is None or g.n != len(graph.tables) else g
     stages_run = ("SGB", "MMP", "CLP", "verify") if graph.verify else ("SGB", "MMP", "CLP")
-    all_notes = list(notes)
+    all_notes = list(notes) + list(getattr(graph.lake, "notes", ()))
+    if graph.lake.skipped:
+        all_notes.append(f"{len(graph.lake.skipped)} table(s) could not be read and were not checked "
+                         "(see Skipped tables): the verdict covers only the tables read (exit 2)")
     if len(graph.tables) < 2:
         all_notes.append("the lake has fewer than two readable tables: no containment is possible")
     elif not graph.edges:

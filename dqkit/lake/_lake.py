@@ -2,7 +2,8 @@
 
 Reading goes through ``dqkit.sources`` only (its folder rule decides what a table is). A table that
 cannot be read, when its schema is read or when it is first profiled, is named, skipped and reported
-(``Lake.skipped``); the rest of the lake is analysed.
+(``Lake.skipped``); the rest of the lake is analysed, and the result is INCOMPLETE (exit 2). A table
+read but not exactly as stored (nanosecond timestamps truncated) is noted in ``Lake.notes``.
 
 Profiling is the one pass MMP and CLP stand on (R2D2 §4.2, §6.5): per table its row count and the
 min/max of every orderable column, from the Parquet footers (pyarrow) where they hold valid
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -76,6 +78,7 @@ class Lake:
     tables: Mapping[str, LakeTable]
     skipped: tuple[tuple[str, str], ...] = ()
     source: Any = None
+    notes: tuple[str, ...] = ()  # how tables were read when not exactly as stored (SourceWarning)
 
     @property
     def names(self) -> list[str]:
@@ -161,15 +164,22 @@ def load_lake(source: Any, *, with_types: bool = False, synonyms: Mapping[str, s
         raise ParameterError("a lake is a folder path, catalog:DB or a dict of name -> table",
                              hint="for example find_containment('/data/lake')")
     tables: dict[str, LakeTable] = {}
+    notes: list[str] = []
     for name, src, path in sorted(entries, key=lambda e: e[0]):
         if name in tables:
             skipped.append((name, "a second table with this name"))
             continue
-        try:
-            tables[name] = _read_one(spark, name, src, path, with_types, synonyms)
-        except DqkitError as exc:
-            skipped.append((name, exc.message))
-    lake = Lake(label, tables, tuple(skipped), source)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", sources.SourceWarning)
+            try:
+                tables[name] = _read_one(spark, name, src, path, with_types, synonyms)
+            except DqkitError as exc:
+                skipped.append((name, exc.message))
+        notes += [str(w.message) for w in caught if issubclass(w.category, sources.SourceWarning)]
+        for w in caught:  # other warnings go on as they came
+            if not issubclass(w.category, sources.SourceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    lake = Lake(label, tables, tuple(skipped), source, tuple(notes))
     return profile_lake(lake) if profile else lake
 
 

@@ -11,7 +11,10 @@ import pandas as pd
 from dqkit.lake.graph import STAGES, EdgeState
 from dqkit.lake.optret import DeletionPlan
 from dqkit.lake.sgb import Edge
-from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.result import EXIT_ERROR, Chart, Facts, Notes, Result, Table, Verdict
+
+#: exit code of a lake run that skipped unreadable tables (its verdict covers only the tables read)
+EXIT_INCOMPLETE = EXIT_ERROR
 
 STAGE_LABEL = {"SGB": "after SGB", "MMP": "after MMP", "CLP": "after CLP", "verify": "after verification"}
 
@@ -194,10 +197,29 @@ class LakeResult(Result):
         return fig
 
     # -------------------------------------------------------------------------------- contract
+    @property
+    def complete(self) -> bool:
+        """True when every table of the lake was read; a skipped table leaves the verdict incomplete."""
+        return not self.skipped
+
+    @property
+    def exit_code(self) -> int:
+        """0 no containment, 1 containment found, 2 (``EXIT_INCOMPLETE``) when a table was skipped:
+        the lake was not checked whole, whatever was found among the tables that were read."""
+        if not self.complete:
+            return EXIT_INCOMPLETE
+        return super().exit_code
+
     def verdict_block(self) -> Verdict:
         n = len(self.contained)
         last = STAGE_LABEL[self.stages_run[-1]]
         tables = len(self.tables)
+        if self.skipped:
+            k = len(self.skipped)
+            found = (f"{n} containment edge(s) among the {tables} read ({last})" if n
+                     else f"no containment among the {tables} read ({last})")
+            return Verdict(False, "INCOMPLETE", f"{k} of {tables + k} tables skipped (unreadable, not checked); "
+                                                f"{found}")
         if n == 0:
             return Verdict(True, "NO CONTAINMENT", f"{tables} tables, no table contained in another ({last})")
         d = len(self.duplicates)
@@ -210,8 +232,9 @@ class LakeResult(Result):
         v = self.verdict_block()
         edges = self.edges
         out: dict[str, Any] = {
-            "lake": self.lake, "verdict": v.label, "summary": v.summary, "params": dict(self.params),
-            "tables": self.tables.to_dict(orient="records"),
+            "lake": self.lake, "verdict": v.label, "summary": v.summary, "complete": self.complete,
+            "exit_code": self.exit_code, "params": dict(self.params),
+            "tables": self.tables.to_dict(orient="records"), "skipped_count": len(self.skipped),
             "skipped": [{"table": n, "reason": r} for n, r in self.skipped],
             "stage_counts": self.stage_counts, "seconds": {s: self.timings.get(s, 0.0) for s in self.stages_run},
             "sgb": dict(self.sgb_info), "clp_sampled_rows": self.clp_operations,
