@@ -6,6 +6,7 @@ with no difference found so far (the budget expired first); 2 = error (bad spec,
 from __future__ import annotations
 
 import argparse
+import time
 
 from dqkit.cli._emit import add_output_options, check_out, emit, terminal_progress
 
@@ -35,16 +36,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run TCFC and print the report; the exit code says identical (0), different (1), uncompleted (3)."""
-    from dqkit.tcfc import load_spec, run_tcfc
-    from dqkit.tcfc.spec import check_budget
+    """Run TCFC and print the report; the exit code says identical (0), different (1), uncompleted (3).
 
+    The budget's clock starts here, when the command starts: loading the spec, binding the engines
+    (connections, metadata, starting Spark) and the jobs all count against it. Every check that needs
+    no engine (numbers, the spec, the --reuse state, --out) runs first and refuses with exit 2."""
+    started = time.monotonic()
+    from dqkit.tcfc import load_spec, run_tcfc
+    from dqkit.tcfc.spec import check_budget, check_run_options
+    from dqkit.tcfc.state import check_state_folder
+
+    check_budget(args.budget, "--budget")
+    check_run_options(connect_timeout=args.connect_timeout, sample_rows=args.sample_rows)
+    if args.resume and not args.reuse:
+        from dqkit.errors import ParameterError
+
+        raise ParameterError("--resume needs --reuse DIR", hint="name the folder of the interrupted run with --reuse")
     spec = load_spec(args.spec)
-    check_budget(args.budget)
+    if args.reuse:
+        check_state_folder(args.reuse)
     check_out(args, [args.spec, *(args.reuse and [args.reuse] or [])])
     result = run_tcfc(spec, args.budget, order=args.order, reuse=args.reuse,
                       reuse_mode="resume" if args.resume else "prune", connect_timeout=args.connect_timeout,
-                      progress=terminal_progress("tcfc", "jobs"), statistics=args.statistics)
+                      progress=terminal_progress("tcfc", "jobs"), statistics=args.statistics, started=started)
     try:
         return emit(result, args, sample_rows=args.sample_rows)
     finally:

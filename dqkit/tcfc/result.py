@@ -291,6 +291,8 @@ class TcfcResult(Result):
                               "pending jobs": len(self.state.pending),
                               "result reuse": self.reuse or "off"})
         blocks: list[Any] = [verdict, facts, Table("Coverage per pair", self.coverage())]
+        if self.status != COMPLETED:
+            blocks.append(Notes("Proven so far and still pending", self.progress_lines()))
         if n:
             blocks.append(Table("Differing fragments", self.report(), max_rows=sample_rows or None,
                                 note=f"{n} row(s)" + (f"; first {sample_rows} shown" if sample_rows and n > sample_rows
@@ -298,13 +300,37 @@ class TcfcResult(Result):
         for p in pairs:
             blocks.append(Chart(f"Drill-down tree: {p}", f"tree_{_safe(p)}", lambda p=p: self.plot_tree(p)))
         jobs = self.jobs()
-        blocks.append(Table("Jobs", jobs, max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
-                            note=f"{len(jobs)} job(s), {self.queries} queries"))
+        if len(jobs):
+            blocks.append(Table("Jobs", jobs, max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
+                                note=f"{len(jobs)} job(s), {self.queries} queries"))
+        else:  # a sentence, never an empty frame's repr
+            blocks.append(Notes("Jobs", ["no compare job ran" + ("" if self.status == COMPLETED else
+                                         ": the budget expired (or the run was cancelled) before the first "
+                                         "job finished")]))
         notes = list(self.state.notes) + [f"unrepresentable value: {u}" for u in self.state.unrepresentable]
         notes += [f"pending: {j.describe()}" for j in self.state.pending[:sample_rows or 10]]
         if notes:
             blocks.append(Notes("Notes", notes))
         return blocks
+
+    def progress_lines(self) -> list[str]:
+        """One sentence per pair: what this run proved about it, and what is still pending."""
+        out = []
+        for row in self.coverage().to_dict("records"):
+            name, deepest, full = row["pair"], row["deepest_level"], row["full_depth"]
+            pending = row["pending_jobs"]
+            left = f"; {pending} job(s) still pending" if pending else ""
+            if deepest == 0:
+                why = "not bound in time" if name not in self.bound else "no job finished"
+                out.append(f"{name}: nothing proven yet ({why}){left}")
+            elif row["complete"] and not row["differing_fragments"]:
+                out.append(f"{name}: proven identical (compared to completion)")
+            elif row["differing_fragments"]:
+                out.append(f"{name}: proven different: {row['differing_fragments']} differing fragment(s) down to "
+                           f"level {deepest} of {full}{left}")
+            else:
+                out.append(f"{name}: no difference at level {deepest} of {full}{left}")
+        return out
 
     def frames(self, **options: Any) -> dict[str, Any]:
         from dqkit.session import get_spark
