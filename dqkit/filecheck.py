@@ -31,7 +31,7 @@ def read_text(path: str | os.PathLike, what: str, *, error: ErrorType = Paramete
     unless ``allow_empty``, binary content (NUL bytes) and bytes that are not UTF-8."""
     p = Path(os.fspath(path))
     if not p.exists():
-        raise _fail(error, f"{what} {p} does not exist", hint)
+        raise _fail(error, f"cannot read {what} {p}: it does not exist", hint)
     if p.is_dir():
         raise _fail(error, f"{what} {p} is a folder, not a file", hint)
     try:
@@ -40,12 +40,13 @@ def read_text(path: str | os.PathLike, what: str, *, error: ErrorType = Paramete
         raise _fail(error, f"cannot read {what} {p}: {exc.strerror or exc}", hint) from None
     if not allow_empty and not data.strip():
         raise _fail(error, f"{what} {p} is empty", hint)
-    if b"\x00" in data:
-        raise _fail(error, f"{what} {p} is binary, not text (it holds NUL bytes at byte {data.index(0) + 1})", hint)
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _fail(error, f"{what} {p} is not UTF-8 text (byte {exc.start + 1} cannot be decoded)", hint) from None
+    if "\x00" in text:
+        raise _fail(error, f"{what} {p} is binary, not text (a NUL byte at byte {data.index(0) + 1})", hint)
+    return text
 
 
 def load_json(path: str | os.PathLike, what: str, *, error: ErrorType = ParameterError, hint: str | None = None,
