@@ -58,7 +58,9 @@ def load_json(path: str | os.PathLike, what: str, *, error: ErrorType = Paramete
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        state = "truncated" if exc.pos >= len(text.rstrip()) else "not valid JSON"
+        rest = text[exc.pos:].rstrip()  # nothing after the error, or a string never closed: cut short
+        cut = not rest or (exc.msg.startswith("Unterminated string") and '"' not in rest[1:])
+        state = "truncated" if cut else "not valid JSON"
         raise _fail(error, f"{what} {p} is {state} (line {exc.lineno}, column {exc.colno}: {exc.msg})", hint) from None
     except RecursionError:
         raise _fail(error, f"{what} {p} is nested too deeply to be a dqkit file", hint) from None

@@ -16,7 +16,6 @@ anti-join, CM with its row count). ``ground_truth`` is the exact all-pairs answe
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
