@@ -161,6 +161,26 @@ def test_cli_tcfc_budget_bounds_the_command_and_the_text_is_sentences(tmp_path, 
     assert doc["status"] == UNCOMPLETED and doc["grace_s"] == GRACE_S and doc["pending"][0]["pair"] == "p"
 
 
+def test_cli_tcfc_saves_out_after_an_expired_binding_without_starting_spark(tmp_path, slow_binding, spark_calls,
+                                                                            capsys):
+    import pyarrow.parquet as pq
+
+    spec, out = _spec_file(tmp_path), tmp_path / "out"
+    t = time.monotonic()
+    assert main(["tcfc", "--spec", str(spec), "--budget", "0.5", "--out", str(out)]) == 3
+    assert time.monotonic() - t < 0.5 + GRACE_S + 1.0  # + writing summary.json, report.html and the report
+    assert spark_calls == [] and json.loads((out / "summary.json").read_text())["status"] == UNCOMPLETED
+    report = pq.read_table(out / "report")
+    assert report.num_rows == 0 and report.schema.names[:3] == ["pair", "level", "X"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
+
+
+def test_the_budget_and_grace_are_stated_in_the_help(capsys):
+    assert main(["tcfc", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"within the budget + {GRACE_S:g} s (GRACE_S)" in text and "engine start-up included" in text
+
+
 # --------------------------------------------------------------------- out-of-range numbers (tcfc, query)
 @pytest.mark.parametrize("argv, words", [
     (["--budget", "0"], "more than 0 seconds"),

@@ -35,7 +35,8 @@ from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentab
 from dqkit.tcfc.engines import max_batch as engine_max_batch
 from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, check_run_options, load_spec
 
-#: Seconds a run may take beyond its budget: cancelling the running queries and assembling the report.
+#: Seconds a run may take beyond its budget: cancelling the running queries (or giving up on a binding
+#: still opening connections or starting Spark) and assembling the report. Documented in `dqkit tcfc --help`.
 GRACE_S = 1.5
 MISSING, EXCESS, DIFF = "MISSING", "EXCESS", "DIFF"
 ROOT, REUSE, ERROR, HEALTHY = "ROOT", "REUSE", "ERROR", "HEALTHY"

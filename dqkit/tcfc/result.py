@@ -332,16 +332,47 @@ class TcfcResult(Result):
                 out.append(f"{name}: no difference at level {deepest} of {full}{left}")
         return out
 
+    _REPORT_SCHEMA = ("pair string, level int, X string, values string, kind string, source string, target string, "
+                      "error_count long, job_id int, parent_job int, reused boolean")
+
+    def save(self, target: Any, overwrite: bool = False, **kwargs: Any) -> str:
+        """As ``Result.save``; a folder target gets its ``report`` Parquet written with pyarrow, so saving
+        never starts Spark (a run whose budget expired while Spark started, or a database-only spec, would
+        otherwise wait for a JVM after the budget). A ``catalog:`` target needs Spark and uses it."""
+        import os
+
+        self._local_report = not os.fspath(target).startswith("catalog:")
+        try:
+            return super().save(target, overwrite, **kwargs)
+        finally:
+            self._local_report = False
+
+    def _save_extra(self, folder: Any) -> None:
+        if not getattr(self, "_local_report", False):
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        types = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(), "boolean": pa.bool_()}
+        fields = [tuple(f.split()) for f in self._REPORT_SCHEMA.split(", ")]
+        rows = self._report_tuples()
+        table = pa.table({name: pa.array([r[i] for r in rows], type=types[t]) for i, (name, t) in enumerate(fields)})
+        (folder / "report").mkdir()
+        pq.write_table(table, folder / "report" / "part-00000.parquet")
+
+    def _report_tuples(self) -> list[tuple]:
+        return [(r["pair"], r["level"], json.dumps(r["X"]), json.dumps(r["values"], default=str), r["kind"],
+                 json.dumps(r["source"], default=str), json.dumps(r["target"], default=str), r["error_count"],
+                 r["job_id"], r["parent_job"], r["reused"]) for r in self.report_rows()]
+
     def frames(self, **options: Any) -> dict[str, Any]:
+        """The report as a Spark DataFrame (for ``catalog:`` targets; a folder's is written by pyarrow)."""
+        if getattr(self, "_local_report", False):
+            return {}
         from dqkit.session import get_spark
 
         spark = self.pool.spark or get_spark()
-        rows = [(r["pair"], r["level"], json.dumps(r["X"]), json.dumps(r["values"], default=str), r["kind"],
-                 json.dumps(r["source"], default=str), json.dumps(r["target"], default=str), r["error_count"],
-                 r["job_id"], r["parent_job"], r["reused"]) for r in self.report_rows()]
-        schema = ("pair string, level int, X string, values string, kind string, source string, target string, "
-                  "error_count long, job_id int, parent_job int, reused boolean")
-        return {"report": spark.createDataFrame(rows, schema)}
+        return {"report": spark.createDataFrame(self._report_tuples(), self._REPORT_SCHEMA)}
 
     def inputs(self) -> list[Any]:
         out = []
