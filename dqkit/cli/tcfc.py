@@ -70,9 +70,38 @@ def run(args: argparse.Namespace) -> int:
     finally:
         _restore_stderr(stderr)
     try:
-        return emit(result, args, sample_rows=args.sample_rows)
+        code = emit(result, args, sample_rows=args.sample_rows)
     finally:
         result.close()
+    _exit_without_waiting_for_binding(code)
+    return code
+
+
+def _exit_without_waiting_for_binding(code: int) -> None:
+    """When the budget expired while a binding was still under way (typically a JVM being launched), the
+    ``dqkit`` process must not wait for it at exit: interpreter shutdown with that worker alive took
+    seconds. Only in the ``dqkit`` process itself (never when ``main`` is called from Python), an exit
+    handler flushes the output and ends the process with ``code``; a half-started JVM exits on its own
+    when its parent's pipe closes."""
+    import atexit
+    import os
+    import sys
+    import threading
+
+    script = os.path.basename(sys.argv[0] or "")
+    as_cli = script == "dqkit" or sys.argv[0].endswith(os.path.join("dqkit", "cli", "__main__.py"))
+    if not as_cli or not any(t.name == "dqkit-tcfc-bind" and t.is_alive() for t in threading.enumerate()):
+        return
+
+    def leave() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+    atexit.register(leave)
 
 
 def _keep_stderr() -> int | None:

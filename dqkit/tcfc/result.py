@@ -342,6 +342,8 @@ class TcfcResult(Result):
         import os
 
         self._local_report = not os.fspath(target).startswith("catalog:")
+        if not self.differing_pairs():  # no tree chart to draw: skip importing matplotlib (seconds)
+            kwargs.setdefault("charts", False)
         try:
             return super().save(target, overwrite, **kwargs)
         finally:
