@@ -159,6 +159,7 @@ def test_cli_tcfc_budget_bounds_the_command_and_the_text_is_sentences(tmp_path, 
     assert main(["tcfc", "--spec", str(spec), "--budget", "0.5", "--format", "json"]) == 3
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == UNCOMPLETED and doc["grace_s"] == GRACE_S and doc["pending"][0]["pair"] == "p"
+    assert doc["progress"] == ["p: nothing proven yet (not bound in time); 1 job(s) still pending"]
 
 
 def test_cli_tcfc_saves_out_after_an_expired_binding_without_starting_spark(tmp_path, slow_binding, spark_calls,

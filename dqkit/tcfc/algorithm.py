@@ -13,9 +13,11 @@
   the parent X values. A job without differences
   continues (same filter, next level) only while level < healthy_depth; healthy siblings of a differing
   fragment are never descended.
-* Budget (T3-T5): a job whose both sides did not finish before the deadline is cancelled (Spark job tag,
-  PostgreSQL cancel + statement_timeout, SQLite/DuckDB interrupt) and left out of the report; the run
-  returns UNCOMPLETED within the budget plus ``GRACE_S`` with the pending jobs listed.
+* Budget (T3-T5): the clock starts when the call starts (or at ``started``: the CLI passes the command's
+  start). Binding (connections, metadata, starting Spark) runs in a worker thread inside the budget; a
+  job whose both sides did not finish before the deadline is cancelled (Spark job tag, PostgreSQL
+  cancel + statement_timeout, SQLite/DuckDB interrupt) and left out of the report; the run returns
+  UNCOMPLETED within the budget plus ``GRACE_S`` with what was proven and the pending jobs listed.
 * Result reuse (U1-U4): see ``dqkit.tcfc.state``.
 """
 from __future__ import annotations

@@ -258,6 +258,7 @@ class TcfcResult(Result):
             "system": "tcfc", "status": self.status, "budget_s": self.state.budget, "grace_s": GRACE_S,
             "seconds": round(self.state.seconds, 3), "cancelled_by_user": self.state.cancelled_by_user,
             "differing_pairs": self.differing_pairs(), "exit_code": self.exit_code,
+            "progress": self.progress_lines(),
             "pairs": [{k: render.to_jsonable(v) for k, v in row.items()} for row in cov.to_dict("records")],
             "report": self.report_rows(),
             "pending": [{"pair": j.pair, "level": j.level, "kind": j.kind, "fragments": len(j.filter_values)}
