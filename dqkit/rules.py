@@ -463,15 +463,12 @@ def load_rules(path: str | os.PathLike) -> list[FunctionalDependency | DenialCon
     YAML forms: ``rules: [{name: phiF, rule: "zipcode -> city"}, ...]``, a list of strings or of
     such mappings, or a mapping ``name: rule``.
     """
+    from dqkit.filecheck import read_text
+
     p = os.fspath(path)
-    try:
-        with open(p, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise RuleError(f"cannot read rules file {p}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise RuleError(f"rules file {p} is not UTF-8 text (byte {exc.start + 1} cannot be decoded)",
-                        hint="give a plain-text or YAML rules file saved as UTF-8") from None
+    # missing, a folder, unreadable, empty, binary or not UTF-8: refused naming the file (no Spark needed)
+    text = read_text(p, "the rules file", error=RuleError,
+                     hint="give a plain-text (one rule per line) or YAML rules file saved as UTF-8")
     if p.endswith((".yaml", ".yml")):
         return rules_from_yaml(text, p)
     return parse_rules(text)

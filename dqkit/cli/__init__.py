@@ -43,11 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``dqkit`` console script; returns the process exit code."""
+    import time
+
+    started = time.monotonic()  # a command's time budget counts from here (tcfc --budget)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors are exit 2 already
         return int(exc.code or 0)
+    args.started = started
     with _plain_warnings():
         return _run(args)
 

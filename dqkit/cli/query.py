@@ -68,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
             from dqkit.errors import SourceError
 
             raise SourceError(f"--table {name}={src}: the path does not exist")
+    if args.state:
+        from dqkit.relax.state import check_state_folder
+
+        check_state_folder(args.state)  # a damaged --state is refused before Spark starts
     d = Daisy(strategy=args.strategy, cost_units=args.cost_units)
     for name, src in tables.items():
         d.register(name, src, key=keys.get(name))

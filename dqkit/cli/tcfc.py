@@ -2,10 +2,16 @@
 
 Exit codes: 0 = COMPLETED and no difference; 1 = differences found (completed or not); 3 = UNCOMPLETED
 with no difference found so far (the budget expired first); 2 = error (bad spec, unreachable database).
+
+Budget: the clock starts when the command starts; loading the spec, binding the engines (connections,
+metadata, starting Spark) and every job count against it. The command returns within the budget plus
+``dqkit.tcfc.GRACE_S`` seconds (cancelling running queries, assembling the report), listing what was
+proven and what is still pending. Writing ``--out`` comes after and is not bounded.
 """
 from __future__ import annotations
 
 import argparse
+import time
 
 from dqkit.cli._emit import add_output_options, check_out, emit, terminal_progress
 
@@ -19,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "found, 3 when the budget expired before any difference was found, 2 on error.")
     p.add_argument("--spec", required=True, metavar="FILE.yaml", help="the TCFC spec (YAML or JSON)")
     p.add_argument("--budget", type=float, metavar="SECONDS",
-                   help="time budget in seconds (default: the spec's budget, else run to completion)")
+                   help="time budget in seconds for the whole command, engine start-up included; it returns "
+                        "within the budget + 1.5 s (GRACE_S) (default: the spec's budget, else run to completion)")
     p.add_argument("--reuse", metavar="DIR", help="persist completed leaves and the pending queue here, and "
                                                   "reuse them on the next run (prune; see --resume)")
     p.add_argument("--resume", action="store_true", help="with --reuse: continue the stored interrupted run")
@@ -35,17 +42,90 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run TCFC and print the report; the exit code says identical (0), different (1), uncompleted (3)."""
-    from dqkit.tcfc import load_spec, run_tcfc
-    from dqkit.tcfc.spec import check_budget
+    """Run TCFC and print the report; the exit code says identical (0), different (1), uncompleted (3).
 
+    The budget's clock starts when the command starts (``dqkit.cli.main``): loading the spec, binding the engines
+    (connections, metadata, starting Spark) and the jobs all count against it. Every check that needs
+    no engine (numbers, the spec, the --reuse state, --out) runs first and refuses with exit 2."""
+    started = getattr(args, "started", None) or time.monotonic()  # set by dqkit.cli.main at the command's start
+    from dqkit.tcfc import load_spec, run_tcfc
+    from dqkit.tcfc.spec import check_budget, check_run_options
+    from dqkit.tcfc.state import check_state_folder
+
+    check_budget(args.budget, "--budget")
+    check_run_options(connect_timeout=args.connect_timeout, sample_rows=args.sample_rows)
+    if args.resume and not args.reuse:
+        from dqkit.errors import ParameterError
+
+        raise ParameterError("--resume needs --reuse DIR", hint="name the folder of the interrupted run with --reuse")
     spec = load_spec(args.spec)
-    check_budget(args.budget)
+    if args.reuse:
+        check_state_folder(args.reuse)
     check_out(args, [args.spec, *(args.reuse and [args.reuse] or [])])
-    result = run_tcfc(spec, args.budget, order=args.order, reuse=args.reuse,
-                      reuse_mode="resume" if args.resume else "prune", connect_timeout=args.connect_timeout,
-                      progress=terminal_progress("tcfc", "jobs"), statistics=args.statistics)
+    stderr = _keep_stderr()
     try:
-        return emit(result, args, sample_rows=args.sample_rows)
+        result = run_tcfc(spec, args.budget, order=args.order, reuse=args.reuse,
+                          reuse_mode="resume" if args.resume else "prune", connect_timeout=args.connect_timeout,
+                          progress=terminal_progress("tcfc", "jobs"), statistics=args.statistics, started=started)
+    finally:
+        _restore_stderr(stderr)
+    try:
+        code = emit(result, args, sample_rows=args.sample_rows)
     finally:
         result.close()
+    _exit_without_waiting_for_binding(code)
+    return code
+
+
+def _exit_without_waiting_for_binding(code: int) -> None:
+    """When the budget expired while a binding was still under way (typically a JVM being launched), the
+    ``dqkit`` process must not wait for it at exit: interpreter shutdown with that worker alive took
+    seconds. Only in the ``dqkit`` process itself (never when ``main`` is called from Python), an exit
+    handler flushes the output and ends the process with ``code``; a half-started JVM exits on its own
+    when its parent's pipe closes."""
+    import atexit
+    import os
+    import sys
+    import threading
+
+    script = os.path.basename(sys.argv[0] or "")
+    as_cli = script == "dqkit" or sys.argv[0].endswith(os.path.join("dqkit", "cli", "__main__.py"))
+    if not as_cli or not any(t.name == "dqkit-tcfc-bind" and t.is_alive() for t in threading.enumerate()):
+        return
+
+    def leave() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+
+    atexit.register(leave)
+
+
+def _keep_stderr() -> int | None:
+    """A copy of file descriptor 2. Starting Spark points descriptor 2 at the JVM log while the JVM
+    launches (``dqkit.session``); when the budget expires during that launch, the CLI's own messages
+    must still reach the terminal."""
+    import os
+
+    try:
+        return os.dup(2)
+    except OSError:
+        return None
+
+
+def _restore_stderr(fd: int | None) -> None:
+    import os
+    import sys
+
+    if fd is None:
+        return
+    try:
+        sys.stderr.flush()
+        os.dup2(fd, 2)
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(fd)

@@ -166,12 +166,11 @@ class _Where:
 
 def load_config(path: str | os.PathLike) -> DedupConfig:
     """Read a YAML dedup configuration file."""
+    from dqkit.filecheck import read_text
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read the dedup config {p}: {exc.strerror or exc}",
-                          hint="check the path; `dqkit dedup --example-config` prints an example") from exc
+    text = read_text(p, "the dedup config", error=ConfigError,
+                     hint="check the path and the file; `dqkit dedup --example-config` prints an example")
     return parse_config(text, source=str(p))
 
 

@@ -16,7 +16,6 @@ anti-join, CM with its row count). ``ground_truth`` is the exact all-pairs answe
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -80,7 +79,15 @@ def lineage_provider(lake: Lake | str | os.PathLike) -> LineageProvider | None:
     f = Path(os.fspath(src)) / LINEAGE
     if not f.is_file():
         return None
-    return LineageProvider.from_manifest(json.loads(f.read_text(encoding="utf-8")))
+    from dqkit.errors import SourceError
+    from dqkit.filecheck import load_json, require
+
+    hint = f"delete {f} (the lake is then read without lineage) or regenerate the lake"
+    doc = load_json(f, "the lineage manifest", error=SourceError, hint=hint)
+    tables = doc.get("tables", [])
+    require(isinstance(tables, list) and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tables),
+            SourceError, f, "the lineage manifest", "'tables' is not a list of {name, parent, transformation}", hint)
+    return LineageProvider.from_manifest(doc)
 
 
 def plan_for(graph: ContainmentGraph, costs: Any = None, provider: TransformationProvider | None = None,

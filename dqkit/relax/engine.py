@@ -30,7 +30,7 @@ from pyspark.sql import types as T
 from dqkit.errors import DqkitError, ParameterError, RuleError, UnknownTableError
 from dqkit.relax import dc as dcmod
 from dqkit.relax import fd as fdmod
-from dqkit.relax.cost import UNITS, CostModel
+from dqkit.relax.cost import CostModel
 from dqkit.relax.model import CAND_PREFIX, CAND_TYPE, CHECKED, TID, WORLD_RHS, cand_col, possible, possible_values
 from dqkit.relax.sql import BoolOp, Cond, Pred, Query, aliases_of, conjuncts_of, parse_query
 from dqkit.rules import DenialConstraint, FunctionalDependency, as_rules, validate_rules
@@ -146,15 +146,11 @@ class Daisy:
     def __init__(self, spark: SparkSession | None = None, *, strategy: str = "auto", threshold: float = 0.5,
                  strict: bool = True, nb_parts: int | None = None, partitions: int = 4,
                  cost_units: str = "seconds") -> None:
+        from dqkit.relax.checks import check_daisy_params
         from dqkit.session import get_spark
 
-        if strategy not in STRATEGIES:
-            raise ParameterError(f"unknown strategy {strategy!r}", hint=f"one of {', '.join(STRATEGIES)}")
-        if not 0.0 <= float(threshold) <= 1.0:
-            raise ParameterError(f"threshold must be within [0, 1], got {threshold!r}")
+        check_daisy_params(strategy, threshold, partitions, nb_parts, cost_units)  # before Spark
         self.spark = spark or get_spark()
-        if cost_units not in UNITS:
-            raise ParameterError(f"unknown cost units {cost_units!r}", hint=" or ".join(UNITS))
         self.strategy = strategy
         self.cost_units = cost_units
         self.threshold = float(threshold)
@@ -650,14 +646,12 @@ class Daisy:
     def load_state(self, folder: str | os.PathLike) -> bool:
         """Restore a saved state for the registered tables; refuse one written for another version of a
         table (fingerprint) or other rules. Returns False when ``folder`` holds no state yet."""
+        from dqkit.relax.state import check_state_folder
+
         p = Path(folder)
-        meta_file = p / "state.json"
-        if not meta_file.exists():
-            if p.exists() and any(p.iterdir()):
-                raise StateMismatchError(f"{p} is not a dqkit query state folder (no state.json)",
-                                         hint="give an empty or new folder to --state")
+        meta = check_state_folder(p)  # damaged files are refused here, before any Parquet is read
+        if meta is None:
             return False
-        meta = json.loads(meta_file.read_text(encoding="utf-8"))
         fps = self.fingerprints()
         for name, m in meta.get("tables", {}).items():
             if name not in self.tables:

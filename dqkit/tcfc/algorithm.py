@@ -13,9 +13,11 @@
   the parent X values. A job without differences
   continues (same filter, next level) only while level < healthy_depth; healthy siblings of a differing
   fragment are never descended.
-* Budget (T3-T5): a job whose both sides did not finish before the deadline is cancelled (Spark job tag,
-  PostgreSQL cancel + statement_timeout, SQLite/DuckDB interrupt) and left out of the report; the run
-  returns UNCOMPLETED within the budget plus ``GRACE_S`` with the pending jobs listed.
+* Budget (T3-T5): the clock starts when the call starts (or at ``started``: the CLI passes the command's
+  start). Binding (connections, metadata, starting Spark) runs in a worker thread inside the budget; a
+  job whose both sides did not finish before the deadline is cancelled (Spark job tag, PostgreSQL
+  cancel + statement_timeout, SQLite/DuckDB interrupt) and left out of the report; the run returns
+  UNCOMPLETED within the budget plus ``GRACE_S`` with what was proven and the pending jobs listed.
 * Result reuse (U1-U4): see ``dqkit.tcfc.state``.
 """
 from __future__ import annotations
@@ -33,9 +35,10 @@ from typing import Any
 from dqkit.errors import CancelledError, DqkitError
 from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
 from dqkit.tcfc.engines import max_batch as engine_max_batch
-from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, load_spec
+from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, check_run_options, load_spec
 
-#: Seconds a run may take beyond its budget: cancelling the running queries and assembling the report.
+#: Seconds a run may take beyond its budget: cancelling the running queries (or giving up on a binding
+#: still opening connections or starting Spark) and assembling the report. Documented in `dqkit tcfc --help`.
 GRACE_S = 1.5
 MISSING, EXCESS, DIFF = "MISSING", "EXCESS", "DIFF"
 ROOT, REUSE, ERROR, HEALTHY = "ROOT", "REUSE", "ERROR", "HEALTHY"
@@ -276,6 +279,13 @@ class _SideCall(threading.Thread):
             self.error = exc
 
 
+def _bounded(fn: Callable[[], Any], seconds: float) -> None:
+    """Call ``fn`` in a daemon thread and wait at most ``seconds`` for it (a cancel must not hang a run)."""
+    t = _SideCall(fn)
+    t.start()
+    t.join(seconds)
+
+
 @dataclass
 class RunState:
     """Everything a run produced so far (the result is built from it)."""
@@ -346,10 +356,7 @@ class Scheduler:
     # ----- the loop
     def run(self, resume: Mapping[str, Any] | None = None) -> RunState:
         st = self.state
-        for pair in self.spec.pairs:
-            if self.expired():
-                break
-            self.bound[pair.name] = bind_pair(pair, self.pool)
+        self._bind_all()
         resumed = set(resume or {})
         for pair in self.spec.pairs:
             if pair.name in resumed:
@@ -382,6 +389,42 @@ class Scheduler:
         st.cancelled_by_user = self.cancel_event.is_set() and st.status == UNCOMPLETED
         st.seconds = time.monotonic() - self.t0
         return st
+
+    def _bind_all(self) -> None:
+        """Bind every pair (open connections, read metadata, start Spark) inside the budget (T3).
+
+        Binding runs in a daemon worker thread; the scheduler waits for it only until the deadline or a
+        cancel. Then it stops waiting: the pairs bound so far are kept, the others stay unbound (their
+        roots are reported pending), the engines are asked to cancel what they run, and the worker is
+        told to bind no further pair. A bind error raised in time is raised here as before."""
+        done: dict[str, BoundPair] = {}
+        stop = threading.Event()
+
+        def work() -> None:
+            for pair in self.spec.pairs:
+                if stop.is_set():
+                    return
+                done[pair.name] = bind_pair(pair, self.pool)
+
+        call = _SideCall(work)
+        call.name = "dqkit-tcfc-bind"
+        call.start()
+        while call.is_alive() and not self.expired():
+            r = self.remaining()
+            call.join(0.05 if r is None else max(0.0, min(0.05, r)))
+        if call.is_alive():
+            stop.set()
+            _bounded(self.pool.cancel_all, GRACE_S * 0.4)
+            self.bound.update({name: bp for name, bp in list(done.items())})
+            waiting = [p.name for p in self.spec.pairs if p.name not in self.bound]
+            why = "it was cancelled" if self.cancel_event.is_set() else "the budget expired"
+            self.state.notes.append(
+                f"{why} while binding the engines (opening connections, reading metadata, starting Spark); "
+                f"not bound, so not compared: {', '.join(waiting)}")
+            return
+        if call.error is not None:
+            raise call.error
+        self.bound.update(done)
 
     def _run_job(self, job: Job) -> list[Difference] | None:
         bp = self.bound[job.pair]
@@ -555,7 +598,7 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
              progress: Callable[[str, str, int, int], None] | None = None,
              on_job: Callable[[JobRecord, list[Difference]], None] | None = None,
              cancel: threading.Event | None = None, compare_in_spark: bool = True,
-             statistics: bool | None = None) -> Any:
+             statistics: bool | None = None, started: float | None = None) -> Any:
     """Run TCFC over every pair of ``spec`` within ``budget`` seconds; returns a ``TcfcResult``.
 
     ``budget`` (seconds, > 0; default: the spec's, else none: run to completion) bounds the whole call,
@@ -567,13 +610,16 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
     ``statistics`` (default: the spec's ``statistics``, off) lets an X = ∅ root whose aggregates are all
     counts take a side's counts from exact table statistics instead of a query (P4; see
     ``Engine.exact_statistics``: Parquet footers only); such a job is marked in ``jobs()``.
+    ``started`` (a ``time.monotonic()`` value, default: now) is when the budget's clock started; the CLI
+    passes the moment the command started, so imports and spec loading count against the budget too.
     """
     from dqkit.tcfc import state as st_mod
     from dqkit.tcfc.result import TcfcResult
 
-    started = time.monotonic()
+    started = time.monotonic() if started is None else started
     tspec = load_spec(spec)
     budget = check_budget(budget if budget is not None else tspec.budget)
+    check_run_options(connect_timeout=connect_timeout, max_batch=max_batch)
     if isinstance(order, str):
         if order not in ORDERS:
             from dqkit.errors import ParameterError

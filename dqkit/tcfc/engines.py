@@ -1043,11 +1043,11 @@ class EnginePool:
         return self.engines[key]
 
     def cancel_all(self) -> None:
-        for e in self.engines.values():
+        for e in list(self.engines.values()):  # a list: a binding worker may still be adding engines
             e.cancel()
 
     def close(self) -> None:
-        for e in self.engines.values():
+        for e in list(self.engines.values()):
             e.close()
         self.engines.clear()
 

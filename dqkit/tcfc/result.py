@@ -258,6 +258,7 @@ class TcfcResult(Result):
             "system": "tcfc", "status": self.status, "budget_s": self.state.budget, "grace_s": GRACE_S,
             "seconds": round(self.state.seconds, 3), "cancelled_by_user": self.state.cancelled_by_user,
             "differing_pairs": self.differing_pairs(), "exit_code": self.exit_code,
+            "progress": self.progress_lines(),
             "pairs": [{k: render.to_jsonable(v) for k, v in row.items()} for row in cov.to_dict("records")],
             "report": self.report_rows(),
             "pending": [{"pair": j.pair, "level": j.level, "kind": j.kind, "fragments": len(j.filter_values)}
@@ -291,6 +292,8 @@ class TcfcResult(Result):
                               "pending jobs": len(self.state.pending),
                               "result reuse": self.reuse or "off"})
         blocks: list[Any] = [verdict, facts, Table("Coverage per pair", self.coverage())]
+        if self.status != COMPLETED:
+            blocks.append(Notes("Proven so far and still pending", self.progress_lines()))
         if n:
             blocks.append(Table("Differing fragments", self.report(), max_rows=sample_rows or None,
                                 note=f"{n} row(s)" + (f"; first {sample_rows} shown" if sample_rows and n > sample_rows
@@ -298,24 +301,81 @@ class TcfcResult(Result):
         for p in pairs:
             blocks.append(Chart(f"Drill-down tree: {p}", f"tree_{_safe(p)}", lambda p=p: self.plot_tree(p)))
         jobs = self.jobs()
-        blocks.append(Table("Jobs", jobs, max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
-                            note=f"{len(jobs)} job(s), {self.queries} queries"))
+        if len(jobs):
+            blocks.append(Table("Jobs", jobs, max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
+                                note=f"{len(jobs)} job(s), {self.queries} queries"))
+        else:  # a sentence, never an empty frame's repr
+            blocks.append(Notes("Jobs", ["no compare job ran" + ("" if self.status == COMPLETED else
+                                         ": the budget expired (or the run was cancelled) before the first "
+                                         "job finished")]))
         notes = list(self.state.notes) + [f"unrepresentable value: {u}" for u in self.state.unrepresentable]
         notes += [f"pending: {j.describe()}" for j in self.state.pending[:sample_rows or 10]]
         if notes:
             blocks.append(Notes("Notes", notes))
         return blocks
 
+    def progress_lines(self) -> list[str]:
+        """One sentence per pair: what this run proved about it, and what is still pending."""
+        out = []
+        for row in self.coverage().to_dict("records"):
+            name, deepest, full = row["pair"], row["deepest_level"], row["full_depth"]
+            pending = row["pending_jobs"]
+            left = f"; {pending} job(s) still pending" if pending else ""
+            if deepest == 0:
+                why = "not bound in time" if name not in self.bound else "no job finished"
+                out.append(f"{name}: nothing proven yet ({why}){left}")
+            elif row["complete"] and not row["differing_fragments"]:
+                out.append(f"{name}: proven identical (compared to completion)")
+            elif row["differing_fragments"]:
+                out.append(f"{name}: proven different: {row['differing_fragments']} differing fragment(s) down to "
+                           f"level {deepest} of {full}{left}")
+            else:
+                out.append(f"{name}: no difference at level {deepest} of {full}{left}")
+        return out
+
+    _REPORT_SCHEMA = ("pair string, level int, X string, values string, kind string, source string, target string, "
+                      "error_count long, job_id int, parent_job int, reused boolean")
+
+    def save(self, target: Any, overwrite: bool = False, **kwargs: Any) -> str:
+        """As ``Result.save``; a folder target gets its ``report`` Parquet written with pyarrow, so saving
+        never starts Spark (a run whose budget expired while Spark started, or a database-only spec, would
+        otherwise wait for a JVM after the budget). A ``catalog:`` target needs Spark and uses it."""
+        import os
+
+        self._local_report = not os.fspath(target).startswith("catalog:")
+        if not self.differing_pairs():  # no tree chart to draw: skip importing matplotlib (seconds)
+            kwargs.setdefault("charts", False)
+        try:
+            return super().save(target, overwrite, **kwargs)
+        finally:
+            self._local_report = False
+
+    def _save_extra(self, folder: Any) -> None:
+        if not getattr(self, "_local_report", False):
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        types = {"string": pa.string(), "int": pa.int32(), "long": pa.int64(), "boolean": pa.bool_()}
+        fields = [tuple(f.split()) for f in self._REPORT_SCHEMA.split(", ")]
+        rows = self._report_tuples()
+        table = pa.table({name: pa.array([r[i] for r in rows], type=types[t]) for i, (name, t) in enumerate(fields)})
+        (folder / "report").mkdir()
+        pq.write_table(table, folder / "report" / "part-00000.parquet")
+
+    def _report_tuples(self) -> list[tuple]:
+        return [(r["pair"], r["level"], json.dumps(r["X"]), json.dumps(r["values"], default=str), r["kind"],
+                 json.dumps(r["source"], default=str), json.dumps(r["target"], default=str), r["error_count"],
+                 r["job_id"], r["parent_job"], r["reused"]) for r in self.report_rows()]
+
     def frames(self, **options: Any) -> dict[str, Any]:
+        """The report as a Spark DataFrame (for ``catalog:`` targets; a folder's is written by pyarrow)."""
+        if getattr(self, "_local_report", False):
+            return {}
         from dqkit.session import get_spark
 
         spark = self.pool.spark or get_spark()
-        rows = [(r["pair"], r["level"], json.dumps(r["X"]), json.dumps(r["values"], default=str), r["kind"],
-                 json.dumps(r["source"], default=str), json.dumps(r["target"], default=str), r["error_count"],
-                 r["job_id"], r["parent_job"], r["reused"]) for r in self.report_rows()]
-        schema = ("pair string, level int, X string, values string, kind string, source string, target string, "
-                  "error_count long, job_id int, parent_job int, reused boolean")
-        return {"report": spark.createDataFrame(rows, schema)}
+        return {"report": spark.createDataFrame(self._report_tuples(), self._REPORT_SCHEMA)}
 
     def inputs(self) -> list[Any]:
         out = []

@@ -214,18 +214,47 @@ def mask_url(url: str | None) -> str:
     return re.sub(r"(?i)(password=)[^&]*", r"\1***", masked)
 
 
-def check_budget(budget: float | None) -> float | None:
-    """A budget in seconds must be a positive number (None means no budget: the run completes)."""
+def check_budget(budget: float | None, what: str = "the budget") -> float | None:
+    """A budget in seconds must be a finite number above 0 (None means no budget: the run completes).
+
+    Needs no engine, so the CLI (and a parameter registry) can refuse a bad budget before Spark starts."""
     if budget is None:
         return None
+    if isinstance(budget, bool):
+        raise SpecError(f"{what} {budget!r} is not a number of seconds", hint="pass e.g. --budget 600")
     try:
         value = float(budget)
     except (TypeError, ValueError):
-        raise SpecError(f"the budget {budget!r} is not a number of seconds", hint="pass e.g. --budget 600") from None
-    if not value > 0 or value != value:
-        raise SpecError(f"the budget must be more than 0 seconds, got {budget!r}",
+        raise SpecError(f"{what} {budget!r} is not a number of seconds", hint="pass e.g. --budget 600") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise SpecError(f"{what} must be a finite number of seconds, got {budget!r}",
+                        hint="leave the budget out to run to completion")
+    if not value > 0:
+        raise SpecError(f"{what} must be more than 0 seconds, got {budget!r}",
                         hint="pass a positive number of seconds, or no budget to run to completion")
     return value
+
+
+def check_run_options(connect_timeout: float | None = None, sample_rows: int | None = None,
+                      max_batch: int | None = None) -> None:
+    """The run's other numbers, checked without an engine: a connect timeout above 0 seconds (finite),
+    at least 0 report rows shown, a batch cap of at least 1 fragment."""
+    from dqkit.errors import ParameterError
+
+    if connect_timeout is not None:
+        try:
+            t = float(connect_timeout)
+        except (TypeError, ValueError):
+            t = float("nan")
+        if isinstance(connect_timeout, bool) or not (t > 0 and t != float("inf")):
+            raise ParameterError(f"--connect-timeout must be a finite number of seconds above 0, got {connect_timeout!r}",
+                                 hint="pass e.g. --connect-timeout 10")
+    if sample_rows is not None and sample_rows < 0:
+        raise ParameterError(f"--sample-rows must be 0 or more, got {sample_rows!r}",
+                             hint="pass the number of report rows to show, e.g. --sample-rows 20")
+    if max_batch is not None and (not isinstance(max_batch, int) or isinstance(max_batch, bool) or max_batch < 1):
+        raise ParameterError(f"max_batch must be a whole number of fragments, at least 1, got {max_batch!r}",
+                             hint="leave it out to use each engine's own cap")
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
@@ -430,15 +459,16 @@ def load_spec(path_or_text: str | os.PathLike | Mapping[str, Any] | TcfcSpec) ->
         return path_or_text
     if isinstance(path_or_text, (Mapping, list, tuple)):
         return parse_spec(path_or_text)
-    import yaml
+    from dqkit.filecheck import load_yaml
 
     path = Path(os.fspath(path_or_text))
-    if not path.is_file():
+    if not path.exists():
         raise SpecError(f"no such spec file: {path}", hint="pass a YAML or JSON file")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))  # YAML is a superset of JSON
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path} is not valid YAML/JSON: {exc}") from None
+    raw = load_yaml(path, "the TCFC spec", error=SpecError,  # YAML is a superset of JSON
+                    hint="fix the spec file: a YAML/JSON mapping with 'pairs:'")
+    if not isinstance(raw, (Mapping, list)):
+        raise SpecError(f"the TCFC spec {path} holds a {type(raw).__name__}, not a mapping with 'pairs:'",
+                        hint="a spec is a YAML/JSON mapping: pairs, budget, max_batch, statistics")
     spec = parse_spec(raw)
     return _relative_to(spec, path.parent)
 

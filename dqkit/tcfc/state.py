@@ -126,41 +126,97 @@ def save_state(folder: str | os.PathLike, spec: TcfcSpec, state: Any) -> Path:
     return path / FILE
 
 
-def load_state(folder: str | os.PathLike, spec: TcfcSpec) -> StoredState:
-    """What ``folder`` holds for the pairs of ``spec`` (an empty state when nothing is stored yet)."""
-    from dqkit.tcfc.algorithm import Difference, Job
+def _hint(f: Path) -> str:
+    return f"delete {f} (or the whole folder) to start afresh, or rerun without --reuse"
 
-    out = StoredState()
+
+def check_state_folder(folder: str | os.PathLike) -> dict[str, Any] | None:
+    """The stored state document of ``folder`` after every check that needs no engine, or None when the
+    folder holds none yet. A folder that is a file, or a state file that is empty, binary, not UTF-8,
+    truncated or malformed JSON, of another version or of the wrong shape, is refused (ParameterError,
+    exit 2) naming the file and saying what to do. Runs before any engine is bound (or Spark started)."""
+    from dqkit.filecheck import load_json, require
+
     path = Path(folder)
     if path.exists() and not path.is_dir():
-        raise ParameterError(f"the reuse folder {path} is a file", hint="name a folder")
+        raise ParameterError(f"the reuse folder {path} is a file", hint="name a folder (new or one a run wrote)")
     f = path / FILE
-    if not f.is_file():
+    if not f.exists():
+        return None
+    what = "the stored TCFC state"
+    doc = load_json(f, what, hint=_hint(f), version=VERSION)
+
+    def need(cond: bool, problem: str) -> None:
+        require(cond, ParameterError, f, what, problem, _hint(f))
+
+    need(doc.get("status") in ("COMPLETED", "UNCOMPLETED"), "'status' is neither COMPLETED nor UNCOMPLETED")
+    pairs = doc.get("pairs")
+    need(isinstance(pairs, dict), "'pairs' is not an object")
+    fields = {"report": ("level", "X", "values", "kind", "source", "target", "job_id", "parent_job", "error_count"),
+              "leaves": ("level", "values", "error_count"),
+              "pending": ("level", "kind", "filter_cols", "filter_values", "parent_job")}
+    for name, saved in pairs.items():
+        need(isinstance(saved, dict), f"pair {name!r} is not an object")
+        need(isinstance(saved.get("fingerprint"), str), f"pair {name!r} has no fingerprint")
+        need(isinstance(saved.get("examined", 0), int) and not isinstance(saved.get("examined", 0), bool),
+             f"pair {name!r}: 'examined' is not a level number")
+        for part, keys in fields.items():
+            rows = saved.get(part, [])
+            need(isinstance(rows, list), f"pair {name!r}: {part!r} is not a list")
+            for i, row in enumerate(rows):
+                need(isinstance(row, dict) and all(k in row for k in keys),
+                     f"pair {name!r}: {part} entry {i + 1} lacks one of {', '.join(keys)}")
+                need(isinstance(row["level"], int) and not isinstance(row["level"], bool) and row["level"] >= 1,
+                     f"pair {name!r}: {part} entry {i + 1} has no valid level")
+    return doc
+
+
+def load_state(folder: str | os.PathLike, spec: TcfcSpec) -> StoredState:
+    """What ``folder`` holds for the pairs of ``spec`` (an empty state when nothing is stored yet).
+
+    The file is checked first (``check_state_folder``); a pair whose stored entries do not decode or
+    name a level the pair does not have is refused the same way (the file is damaged)."""
+    out = StoredState()
+    doc = check_state_folder(folder)
+    if doc is None:
         return out
-    try:
-        doc = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ParameterError(f"cannot read the stored TCFC state {f}: {exc}",
-                             hint="delete the file to start afresh") from None
-    if doc.get("version") != VERSION:
-        out.notes.append(f"stored state {f} has another version; not used")
-        return out
+    f = Path(folder) / FILE
     for p in spec.pairs:
-        saved = doc.get("pairs", {}).get(p.name)
+        saved = doc["pairs"].get(p.name)
         if saved is None:
             continue
-        if saved.get("fingerprint") != p.fingerprint():
+        if saved["fingerprint"] != p.fingerprint():
             out.notes.append(f"{p.name}: the stored results were made with another spec of this pair; not used")
             continue
-        out.leaves[p.name] = [{"level": lf["level"], "values": _tuple(lf["values"]),
-                               "error_count": lf["error_count"]} for lf in saved.get("leaves", [])]
-        report = [Difference(p.name, r["level"], tuple(r["X"]), _tuple(r["values"]), r["kind"],
-                             None if r["source"] is None else _tuple(r["source"]),
-                             None if r["target"] is None else _tuple(r["target"]), r["job_id"], r["parent_job"],
-                             r["error_count"], True) for r in saved.get("report", [])]
-        pending = [Job(0, p.name, j["level"], j["kind"], tuple(j["filter_cols"]),
-                       tuple(_tuple(t) for t in j["filter_values"]), j["parent_job"], p.priority)
-                   for j in saved.get("pending", [])]
-        if saved.get("examined"):
-            out.resumable[p.name] = {"report": report, "pending": pending, "examined": saved["examined"]}
+        try:
+            _load_pair(p, saved, out)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError) as exc:
+            raise ParameterError(f"the stored TCFC state {f} is damaged: pair {p.name!r} does not decode "
+                                 f"({type(exc).__name__}: {exc})", hint=_hint(f)) from None
     return out
+
+
+def _load_pair(p: Any, saved: dict[str, Any], out: StoredState) -> None:
+    from dqkit.tcfc.algorithm import Difference, Job
+
+    depth = len(p.levels)
+    for part in ("leaves", "report", "pending"):
+        for row in saved.get(part, []):
+            if not 1 <= row["level"] <= depth:
+                raise ValueError(f"{part} names level {row['level']}, the pair has {depth}")
+    kinds = {"report": ("MISSING", "EXCESS", "DIFF"), "pending": ("ROOT", "REUSE", "ERROR", "HEALTHY")}
+    for part, allowed in kinds.items():
+        for row in saved.get(part, []):
+            if row["kind"] not in allowed:
+                raise ValueError(f"{part} holds the unknown kind {row['kind']!r}")
+    out.leaves[p.name] = [{"level": lf["level"], "values": _tuple(lf["values"]),
+                           "error_count": lf["error_count"]} for lf in saved.get("leaves", [])]
+    report = [Difference(p.name, r["level"], tuple(r["X"]), _tuple(r["values"]), r["kind"],
+                         None if r["source"] is None else _tuple(r["source"]),
+                         None if r["target"] is None else _tuple(r["target"]), r["job_id"], r["parent_job"],
+                         r["error_count"], True) for r in saved.get("report", [])]
+    pending = [Job(0, p.name, j["level"], j["kind"], tuple(j["filter_cols"]),
+                   tuple(_tuple(t) for t in j["filter_values"]), j["parent_job"], p.priority)
+               for j in saved.get("pending", [])]
+    if saved.get("examined"):
+        out.resumable[p.name] = {"report": report, "pending": pending, "examined": saved["examined"]}
