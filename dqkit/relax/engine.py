@@ -181,13 +181,14 @@ class Daisy:
             raise SourceError(f"table {name!r}: no source given", hint="a Parquet/CSV/JSON path, catalog:db.t or a DataFrame")
         df = read_table(source, self.spark)
         types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-        check_reserved(types, table=f"table {name!r}", command="query")
+        label = f"table {name!r}" + (f" ({os.fspath(source)})" if isinstance(source, (str, os.PathLike)) else "")
+        check_reserved(types, table=label, command="query")
         if key is not None and key not in types:
             from dqkit.errors import UnknownColumnError
 
             raise UnknownColumnError(f"table {name!r}: unknown key column {key!r}", hint=f"columns: {', '.join(types)}")
         if key is not None:
-            check_key(df, key, table=f"table {name!r}", command="query",
+            check_key(df, key, table=label, command="query",
                       without=f"leave --key {name}=... out so dqkit names rows by a content id")
         cols = list(df.columns)
         base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).localCheckpoint(eager=True)
