@@ -22,8 +22,16 @@ Choices where the paper is silent (also in the README):
   the extra statistic ``null_changes``; min/max/quartiles are over the non-NULL deltas only.
 * Float tolerance (``abs_tol``, ``rel_tol``) applies in column validation: ``|a-b| <= abs_tol +
   rel_tol*max(|a|,|b|)`` counts as equal; NaN equals NaN.
-* A key that is not unique among a table's DELETE (or INSERT) records cannot be paired safely; those
-  records are left unpaired and counted in ``ambiguous_key_rows`` with a warning (no cross product).
+* Keys need not be unique (unlike every other command's ``--key``, which ``dqkit.keys.check_key``
+  refuses when it repeats or is NULL): delta compares each table as a **multiset** of rows (a row that
+  repeats is one row with its ``row_count``), and the key serves only to pair the changed rows of the
+  column stage. A key held by more than one DELETE (or more than one INSERT) record of a table
+  cannot be paired safely; those records are left unpaired (they stay in the row delta), counted in
+  ``ambiguous_key_rows`` and reported in a warning; nothing is guessed and nothing is cross-joined.
+  A key repeated only among unchanged rows changes nothing. NULL keys pair NULL-safely (NULL pairs
+  with NULL, as one key value). So a repeated or NULL key never makes delta wrong, only less
+  detailed; checking uniqueness up front would cost a scan of both versions for no change in the
+  answer.
 """
 from __future__ import annotations
 
@@ -968,7 +976,8 @@ def delta(
     ``old``/``new``: database sources (a folder of tables, ``catalog:DB``, or a dict of DataFrames).
     ``tables`` includes tables; ``exclude`` takes ``TABLE`` or ``TABLE.COL`` (dropped before hashing);
     ``columns`` restricts a table to some columns; ``keys`` maps a table to its key column(s) for
-    column validation. ``stages`` is any subset of dedup,row,column; a column stage reuses the row
+    column validation (need not be unique: records whose key repeats among a side's changed rows are
+    left unpaired and counted in ``ambiguous_key_rows``, see the module notes). ``stages`` is any subset of dedup,row,column; a column stage reuses the row
     stage of ``previous`` when given. The inputs are never modified.
     """
     t0 = time.perf_counter()

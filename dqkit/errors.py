@@ -47,6 +47,19 @@ class ParameterError(DqkitError):
     """A parameter value that is out of range or inconsistent with the others."""
 
 
+class InvalidKeyError(ParameterError):
+    """A key that repeats or is NULL, so it cannot tell rows apart; the message gives the column(s),
+    the number of repeated values and of NULL rows, and at most five examples."""
+
+    def __init__(self, message: str, *, hint: str | None = None, columns: tuple[str, ...] = (),
+                 repeated: int = 0, null_rows: int = 0, examples: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint=hint)
+        self.columns = columns
+        self.repeated = repeated
+        self.null_rows = null_rows
+        self.examples = examples
+
+
 class CancelledError(DqkitError):
     """A run was cancelled by the user; nothing was written."""
 

@@ -24,7 +24,7 @@ from dqkit.fingerprint import row_fingerprint
 from dqkit.rules import Attr, Predicate
 from dqkit.sparkutil import col
 
-__all__ = ["tuple_ids", "predicate_column", "compare", "conjunction", "disjunction", "not_null",
+__all__ = ["tuple_ids", "row_position", "predicate_column", "compare", "conjunction", "disjunction", "not_null",
            "CELL_SCHEMA", "VIOLATION_SCHEMA", "FIX_CELL_FIELDS", "FIX_FIELDS", "fix_schema", "fix_struct"]
 
 # ------------------------------------------------------------------------------------------- schemas
@@ -76,21 +76,49 @@ def fix_struct(tid: Column, attr: str, value: Column, op: str, rhs_tid: Column |
 
 
 # ----------------------------------------------------------------------------------------- tuple ids
-def tuple_ids(df: DataFrame, key: str | None = None) -> Column:
+def tuple_ids(df: DataFrame, key: str | None = None, *, order: Sequence[Column] = (),
+              columns: Sequence[str] | None = None) -> Column:
     """The stable tuple id of each row: ``key`` when given, else a deterministic content id.
 
-    The content id is the 128-bit row fingerprint of all columns as 32 hex digits. Exact duplicate
-    rows share a fingerprint, so the k-th copy (k >= 2) gets ``#k`` appended; copies are identical in
-    every column, so which copy gets which suffix cannot change any result. The id does not depend on
-    partitioning or row order (unlike ``monotonically_increasing_id``). Use a key when rows must keep
+    The content id is the 128-bit row fingerprint of ``columns`` (default: all of ``df``'s) as 32 hex
+    digits. Exact duplicate rows share a fingerprint, so the k-th copy (k >= 2) gets ``#k`` appended,
+    k counted in ``order`` (for example ``row_position``). With a total ``order`` (a stable input
+    position) the suffixes are reproducible: the k-th copy in the input is ``#k``, whatever the
+    partitioning, and after any recomputation. Without one, copies are numbered in no particular
+    order; they are identical in every column, so which copy holds which suffix cannot be observed in
+    any output that does not also show a position (detection's, query-time cleaning's). The id never
+    depends on partitioning (unlike ``monotonically_increasing_id``). Use a key when rows must keep
     their id across edits.
     """
     if key is not None:
         return col(key)
-    hi, lo = row_fingerprint(df)
+    hi, lo = row_fingerprint(df, columns)
     hexid = F.concat(F.lpad(F.hex(hi), 16, "0"), F.lpad(F.hex(lo), 16, "0"))
-    rank = F.row_number().over(Window.partitionBy(hi, lo).orderBy(hi))
+    rank = F.row_number().over(Window.partitionBy(hi, lo).orderBy(*(list(order) or [hi])))
     return F.when(rank == 1, hexid).otherwise(F.concat(hexid, F.lit("#"), rank.cast("string")))
+
+
+def row_position(df: DataFrame) -> Column | None:
+    """A row's position in its input file, stable under recomputation; None when ``df`` is not a file scan.
+
+    The position is ``struct(file path, start of the file split, id)``: the split is a fixed byte
+    range of a fixed file, read in file order, so the ``monotonically_increasing_id`` inside one split
+    grows with the row's place in the file, whatever partition the split lands in. A retried task or
+    a plan with other split sizes gives every row the same place relative to every other row (the
+    struct orders rows by file, then by place in the file); the absolute numbers may differ, so use it
+    to order and tiebreak, never as an identifier. A DataFrame that is not a file scan (an
+    in-memory frame, a join, a catalog view) has no such position: None.
+    """
+    if "_metadata" in df.columns:
+        return None
+    try:
+        meta = df.select(F.col("_metadata.file_path"), F.col("_metadata.file_block_start")).schema
+    except Exception:  # not a file scan: Spark has no _metadata column for it
+        return None
+    if len(meta.fields) != 2:
+        return None
+    return F.struct(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("split"),
+                    F.monotonically_increasing_id().alias("row"))
 
 
 # --------------------------------------------------------------------------------------- predicates

@@ -322,7 +322,7 @@ def test_a_key_that_is_not_unique_or_null_is_refused(spark, tiny):
     pdf, _ = tiny
     cfg = {"blocking": [["surname"]], "comparisons": [{"column": "given", "method": "exact"}]}
     dup = _frame(spark, pd.concat([pdf, pdf.head(1)]))
-    with pytest.raises(ParameterError, match=r"not unique: '1' \(2 rows\)"):
+    with pytest.raises(ParameterError, match=r"key id of table is not unique: 1 key value\(s\) repeat, on 2 rows, for example '1' \(2 rows\)"):
         dedup(dup, "id", cfg)
     null = _frame(spark, pdf.assign(id=[None] + list(pdf["id"][1:])))
     with pytest.raises(ParameterError, match="NULL in 1 row"):

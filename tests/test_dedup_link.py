@@ -114,7 +114,7 @@ def test_two_tables_that_do_not_fit_each_other_are_refused_before_any_spark_job(
         link(ldf.withColumnRenamed("only_left", "source"), rdf, "id", TINY_CONFIG)
     with pytest.raises(ParameterError, match="two different non-empty names"):
         link(ldf, rdf, "id", TINY_CONFIG, sources=("A", "A"))
-    with pytest.raises(ParameterError, match=r"not unique in the right table: '1' \(2 rows\)"):
+    with pytest.raises(ParameterError, match=r"key id of the right table \(right\) is not unique: .* for example '1' \(2 rows\)"):
         link(ldf, _frame(spark, pd.concat([right, right.head(1)])), "id", TINY_CONFIG)
 
 

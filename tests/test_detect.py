@@ -341,12 +341,20 @@ def test_count_mode_of_a_small_ocjoin_runs_one_spark_job(spark):
     records = [{"tid": i, "a": rng.randint(0, 50), "b": rng.randint(0, 50), "c": 1.0, "s": "x"} for i in range(500)]
     df = _frame(spark, records)
     rule = parse_rule("p: not(t1.a > t2.a and t1.b < t2.b)")
-    detect(df, [rule], key="tid", mode="count")  # warm
+    detect(df, [rule], key="tid", mode="count", trust_key=True)  # warm
     before = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
-    r = detect(df, [rule], key="tid", mode="count")
+    r = detect(df, [rule], key="tid", mode="count", trust_key=True)
     after = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
     assert r.counts["p"] == len(brute_force(records, rule))
     assert len(after - before) == 1
+    # checking the key (unique, non-NULL) costs what dqkit.keys.check_key's one aggregation costs, no more
+    from dqkit.keys import check_key
+
+    check_key(df, "tid", table="t", command="detect")
+    checked = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+    detect(df, [rule], key="tid", mode="count")
+    final = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+    assert len(final - checked) == 1 + len(checked - after)
 
 
 # ------------------------------------------------------------------------------- NULLs, ids, modes

@@ -20,7 +20,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_list_option(p, "--tables", "TABLE[,TABLE]", "compare only these tables")
     add_list_option(p, "--exclude", "TABLE[.COL]", "exclude a table, or a column (dropped before hashing)")
     add_list_option(p, "--key", "TABLE=COL[,COL]", "key of a table for column validation (composite keys "
-                                                   "with commas)")
+                                                   "with commas). It need not be unique: tables are compared "
+                                                   "as multisets of rows, and changed rows whose key repeats "
+                                                   "on one side are left unpaired and counted as "
+                                                   "ambiguous_key_rows with a warning; NULL keys pair with "
+                                                   "NULL")
     p.add_argument("--stages", default="dedup,row,column", help="comma-separated subset of dedup,row,column")
     p.add_argument("--abs-tol", type=float, default=0.0, help="absolute float tolerance in column validation")
     p.add_argument("--rel-tol", type=float, default=0.0, help="relative float tolerance in column validation")

@@ -41,6 +41,7 @@ from dqkit.dedup._result import plot_block_stats  # noqa: F401 - the block-sizes
 from dqkit.dedup.config import (BlockingRule, Comparison, ConfigError, DedupConfig, example_config,
                                 load_config, parse_config)
 from dqkit.errors import ParameterError, ReservedColumnError, SchemaMismatchError, UnknownColumnError
+from dqkit.keys import RESERVED_PREFIXES, check_key, reserved_in
 from dqkit.progress import ProgressCallback
 from dqkit.session import get_spark
 from dqkit.sparkutil import cancellable, col
@@ -98,6 +99,11 @@ def _validate(df: DataFrame, key: str, cfg: DedupConfig, where: str = "the table
     if clash:
         raise ReservedColumnError(f"column {clash[0]!r} clashes with the golden table's own column",
                                   hint="rename it before deduplicating")
+    clash = reserved_in(cols)
+    if clash:
+        raise ReservedColumnError(f"dedup: column {clash[0]!r} of {where} clashes with the columns dqkit adds "
+                                  f"itself (names starting with {', '.join(RESERVED_PREFIXES)})",
+                                  hint="rename it before deduplicating; nothing was written")
     if len(cfg.blocking) > MAX_RULES:
         raise ConfigError(f"{len(cfg.blocking)} blocking rules: at most {MAX_RULES} are supported")
     if isinstance(df.schema[key].dataType, (T.MapType, T.ArrayType, T.StructType, T.BinaryType)):
@@ -107,21 +113,10 @@ def _validate(df: DataFrame, key: str, cfg: DedupConfig, where: str = "the table
     return B.parse_rules(df, cfg.blocking)
 
 
-def _check_key(df: DataFrame, key: str, where: str = "") -> int:
-    """One aggregation: the row count, refusing a NULL or repeated key (with examples)."""
-    per = df.groupBy(col(key).alias("k")).agg(F.count(F.lit(1)).alias("n"))
-    row = per.agg(F.coalesce(F.sum("n"), F.lit(0)).alias("rows"),
-                  F.coalesce(F.sum(F.when(F.col("k").isNull(), F.col("n"))), F.lit(0)).alias("nulls"),
-                  F.coalesce(F.max(F.when(F.col("k").isNotNull(), F.col("n"))), F.lit(0)).alias("most")).collect()[0]
-    if row["nulls"]:
-        raise ParameterError(f"the key {key!r} is NULL in {row['nulls']} row(s){where}",
-                             hint="every record needs a key: fill it, or drop those rows first")
-    if row["most"] > 1:
-        ex = per.where(F.col("n") > 1).orderBy(F.desc("n"), "k").limit(3).collect()
-        shown = ", ".join(f"{r['k']!r} ({r['n']} rows)" for r in ex)
-        raise ParameterError(f"the key {key!r} is not unique{where}: {shown}",
-                             hint="deduplication needs one key per record; use a unique column or add a row id")
-    return int(row["rows"])
+def _check_key(df: DataFrame, key: str, table: str) -> int:
+    """The row count, refusing a NULL or repeated key (``dqkit.keys.check_key``: one aggregation)."""
+    return check_key(df, key, table=table, command="dedup",
+                     without="add a row id column and pass it as --key (dedup needs one key per record)")
 
 
 def _records(df: DataFrame, key: str, cfg: DedupConfig, rules: list[B.ParsedRule],
@@ -313,15 +308,16 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
     with cancellable("the deduplication"):
         if is_link:
             assert names is not None and right is not None
-            n_sides = (_check_key(df.where(F.col(B.SOURCE) == names[0]), key, " in the left table"),
-                       _check_key(right, key, " in the right table"))
+            n_sides = (_check_key(df.where(F.col(B.SOURCE) == names[0]), key,
+                                  f"the left table ({_label(table, names[0])})"),
+                       _check_key(right, key, f"the right table ({_label(other, names[1])})"))
             n_records = sum(n_sides)
             all_pairs = float(n_sides[0]) * n_sides[1]
             if 0 in n_sides:
                 notes.append("a table is empty: nothing to link")
         else:
             n_sides = None
-            n_records = _check_key(df, key)
+            n_records = _check_key(df, key, label)
             all_pairs = n_records * (n_records - 1) / 2
             if n_records == 0:
                 notes.append("the table is empty: nothing to deduplicate")

@@ -32,6 +32,7 @@ from pyspark.sql import types as T
 from dqkit.detect import _merge
 from dqkit.detect._result import DetectionResult, RuleSummary
 from dqkit.errors import ParameterError, RuleError
+from dqkit.keys import check_key, check_reserved
 from dqkit.rules import (
     NEGATE, Attr, Const, DenialConstraint, FunctionalDependency, Predicate, UDFRule, as_rules,
     type_class, validate_rules,
@@ -519,12 +520,14 @@ def _value_text(value: Column, type_name: str) -> Column:
 def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "violations",
            sample: int | None = None, nb_parts: int | None = None, consolidate: bool = True,
            spark: SparkSession | None = None, name: str | None = None,
-           progress: ProgressCallback | None = None) -> DetectionResult:
+           progress: ProgressCallback | None = None, trust_key: bool = False) -> DetectionResult:
     """Detect the violations of ``rules`` in ``table``.
 
     ``rules``: rule objects, rule text, a mapping name -> text, a rules file, or ``Job``s/``UDFRule``s.
-    ``key``: the column identifying tuples; it must be unique and non-NULL (not checked, to save a
-    job). Default: a deterministic content id, see ``tuple_ids``.
+    ``key``: the column identifying tuples; it must be unique and non-NULL, and is checked with one
+    aggregation before detection (``dqkit.keys.check_key``; ``trust_key=True`` skips that, for a
+    caller that checked it already, as repair does once before its rounds). Default: a deterministic
+    content id, see ``tuple_ids``.
     ``mode``: ``"violations"`` (lazy violation and candidate-fix DataFrames), ``"count"`` (counts
     only, no pair is materialised) or ``"sample"`` (at most ``sample`` violations per rule, the
     smallest (t1, t2), deterministic). Per-rule counts are always computed.
@@ -559,9 +562,11 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         raise RuleError(f"rule name {sorted(n for n in names if names.count(n) > 1)[0]!r} is used more than once")
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     validate_rules(rule_list, types, key)
-    for c in types:
-        if c.startswith("_dq_") or c.startswith(("a__dq", "b__dq")):
-            raise RuleError(f"column {c!r} uses dqkit's reserved prefix _dq_", hint="rename it")
+    label = name or (table if isinstance(table, str) else "the table")
+    check_reserved([c for c in types if not (trust_key and c == key)], table=label, command="detect")
+    if key is not None and not trust_key:
+        check_key(df, key, table=label, command="detect",
+                  without="leave --key out so dqkit names rows by a content id")
 
     decl = [r for r in rule_list if not isinstance(r, UDFRule)]
     tid_type = df.schema[key].dataType if key else T.StringType()

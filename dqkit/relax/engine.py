@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, RuleError, UnknownTableError
+from dqkit.keys import check_key, check_reserved
 from dqkit.relax import dc as dcmod
 from dqkit.relax import fd as fdmod
 from dqkit.relax.cost import CostModel
@@ -162,7 +163,10 @@ class Daisy:
 
     # ------------------------------------------------------------------------------ registration
     def register(self, name: str, source: Any, key: str | None = None) -> Daisy:
-        """Register a table (a path, ``catalog:db.t`` or a DataFrame, read by ``dqkit.sources``)."""
+        """Register a table (a path, ``catalog:db.t`` or a DataFrame, read by ``dqkit.sources``).
+
+        ``key`` names the rows' ids (unique and non-NULL: checked here, ``dqkit.keys.check_key``);
+        without it rows are named by a content id (``dqkit.violations.tuple_ids``)."""
         from dqkit.sources import read_table
 
         if not isinstance(name, str) or not name.strip() or not name.replace("_", "a").isalnum():
@@ -173,13 +177,15 @@ class Daisy:
             raise SourceError(f"table {name!r}: no source given", hint="a Parquet/CSV/JSON path, catalog:db.t or a DataFrame")
         df = read_table(source, self.spark)
         types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-        for c in types:
-            if c.startswith("_dq_"):
-                raise RuleError(f"table {name!r}: column {c!r} uses dqkit's reserved prefix _dq_", hint="rename it")
+        label = f"table {name!r}" + (f" ({os.fspath(source)})" if isinstance(source, (str, os.PathLike)) else "")
+        check_reserved(types, table=label, command="query")
         if key is not None and key not in types:
             from dqkit.errors import UnknownColumnError
 
             raise UnknownColumnError(f"table {name!r}: unknown key column {key!r}", hint=f"columns: {', '.join(types)}")
+        if key is not None:
+            check_key(df, key, table=label, command="query",
+                      without=f"leave --key {name}=... out so dqkit names rows by a content id")
         cols = list(df.columns)
         base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).localCheckpoint(eager=True)
         delta = self.spark.createDataFrame([], T.StructType([T.StructField(TID, T.StringType()),

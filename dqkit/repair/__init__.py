@@ -16,16 +16,23 @@ fixes, as BigDansing §2.2 does, and returns a ``RepairResult``. The repair step
   violation hypergraph in parallel (``dqkit.repair.blackbox``).
 
 Several rules are repaired together (R35). The changes of a round are applied by a left join on the
-tuple id (R34): same rows, columns and types, and the rows keep the input's order; the input is never
-modified. A cell changed ``freeze_after`` times is frozen (never changed again), so rules that pull a
+tuple id (R34): same rows, columns and types; the input is never modified. Rows read from files keep
+the file's order; a DataFrame or catalog table is returned in the order of its row ids (or its key). A cell changed ``freeze_after`` times is frozen (never changed again), so rules that pull a
 cell two ways cannot loop (§2.2); the loop also stops after ``max_iterations`` rounds, or when the
 remaining violations have no fix the method can apply (they are reported, not looped on).
 
-Without a ``key``, tuple ids are the content ids of the *input* rows (``dqkit.violations.tuple_ids``),
-kept in a hidden column through the rounds so a row keeps its id while its cells change.
+A fix lands only on the row it was computed for. A ``key`` is checked before anything is computed
+(``dqkit.keys.check_key``: a repeated or NULL key is refused). Without a ``key``, the row id is the
+content id of the *input* row (``dqkit.violations.tuple_ids``: its 128-bit fingerprint, ``#k`` for the
+k-th exact copy, copies counted in file order when the table is read from files), kept in a hidden
+column through the rounds so a row keeps its id while its cells change. The id is a function of the
+row's content and its place in its file, never of partitioning or task order, so a recomputed
+partition (a lost executor, a changed plan) gives every row the same id again. Input columns named
+like dqkit's hidden ones (``_dq_*``, ``__dqkit*``) are refused (``dqkit.keys.check_reserved``).
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,9 +50,11 @@ from dqkit.repair.holistic import holistic_component_repair, value_kind
 from dqkit.repair.hypergraph import ViolationHypergraph, violation_hypergraph
 from dqkit.rules import DenialConstraint, as_rules
 from dqkit.session import get_spark
-from dqkit.sources import read_table
-from dqkit.sparkutil import cancellable
-from dqkit.violations import tuple_ids
+from dqkit.keys import check_key, check_reserved
+from dqkit.rules import validate_rules
+from dqkit.sources import CATALOG_PREFIX, read_table
+from dqkit.sparkutil import cancellable, col
+from dqkit.violations import row_position, tuple_ids
 
 __all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS",
            "COMPONENT_COLUMNS", "repair_components", "rule_methods"]
@@ -76,7 +85,10 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
            progress: ProgressCallback | None = None) -> RepairResult:
     """Repair ``table`` against ``rules``: detect -> repair rounds until no violation with a fix remains.
 
-    ``table``/``rules``/``key`` as in ``dqkit.detect.detect`` (the key must be unique and non-NULL).
+    ``table``/``rules``/``key`` as in ``dqkit.detect.detect``. The key must be unique and non-NULL: it
+    is checked first (``dqkit.keys.check_key``, ``InvalidKeyError``), because a fix computed for one
+    row would otherwise land on every row sharing its key. Without a key, rows get a content id
+    stable under recomputation (see ``_with_row_ids``).
     ``method``: one of ``METHODS`` or a function ``f(component: pandas.DataFrame) -> pandas.DataFrame``
     (black-box repair; it gets ``COMPONENT_COLUMNS`` and returns ``tid, attr, new``).
     ``max_iterations``: at most that many repair rounds. ``freeze_after``: a cell changed that many
@@ -98,16 +110,14 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     rule_list = as_rules(rules)
     df = read_table(table, spark)
     label = name or (table if isinstance(table, str) else "table")
-    for reserved in (HIDDEN_TID, HIDDEN_POS):
-        if reserved in df.columns:
-            raise ParameterError(f"column {reserved!r} is reserved by dqkit repair", hint="rename it")
+    check_reserved(df.columns, table=label, command="repair")
+    types = {f.name: f.dataType for f in df.schema.fields}
+    validate_rules(rule_list, {c: t.simpleString() for c, t in types.items()}, key)  # before any Spark job
+    if key is not None:
+        check_key(df, key, table=label, command="repair")
     hidden = key is None
     tid = HIDDEN_TID if hidden else key
-    types = {f.name: f.dataType for f in df.schema.fields}
-    # the input's row order, kept to the end (a file read in order numbers rows in order)
-    current = df.select("*", F.monotonically_increasing_id().alias(HIDDEN_POS))
-    if hidden:
-        current = current.select("*", tuple_ids(df, None).alias(HIDDEN_TID))
+    current = _with_row_ids(df, table, key)
     attrs = [a for a in types if a != tid]
     kinds = {a: value_kind(t.simpleString()) for a, t in types.items()}
     if blackbox:
@@ -132,7 +142,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     with cancellable("the repair"):
         current = current.localCheckpoint()
         while True:
-            det = detect(current.drop(HIDDEN_POS), rule_list, key=tid, spark=spark, name=label)
+            det = detect(current.drop(HIDDEN_POS), rule_list, key=tid, spark=spark, name=label, trust_key=True)
             detections.append(det.counts)
             if first_detection is None:
                 first_detection = det
@@ -196,6 +206,28 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                         freeze_after=freeze_after, stop_reason=stop,
                         input_paths=(table,) if isinstance(table, str) else (), first_fixes=first_fixes,
                         rule_methods=routes, first_detection=first_detection)
+
+
+def _with_row_ids(df: DataFrame, table: Any, key: str | None) -> DataFrame:
+    """``df`` with ``HIDDEN_POS`` (the order of the output) and, without a key, ``HIDDEN_TID``.
+
+    The row id is stable under recomputation, so a fix computed for a row can only land on that row:
+    without a key it is the content id of ``tuple_ids`` (the row's fingerprint, ``#k`` for the k-th
+    exact copy). For a table read from files, copies are counted in file order (``row_position``:
+    file, split, place in the split), so ids and output order are reproducible; for a DataFrame or
+    a catalog table (no stable position exists) the output is ordered by the row id (or the key)
+    instead, and exact copies, identical in every column, are interchangeable.
+    """
+    from_files = isinstance(table, (str, os.PathLike)) and not os.fspath(table).startswith(CATALOG_PREFIX)
+    pos = row_position(df) if from_files else None
+    if pos is not None:
+        out = df.select("*", pos.alias(HIDDEN_POS))
+        if key is None:
+            out = out.select("*", tuple_ids(df, None, order=[F.col(HIDDEN_POS)], columns=df.columns).alias(HIDDEN_TID))
+        return out
+    if key is None:
+        return df.select("*", tuple_ids(df, None).alias(HIDDEN_TID)).withColumn(HIDDEN_POS, F.col(HIDDEN_TID))
+    return df.withColumn(HIDDEN_POS, col(key))
 
 
 def _union_changes(spark: SparkSession, changes: list[DataFrame], tid_type: T.DataType) -> DataFrame:
