@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from dqkit.cli._emit import add_output_options, check_out, emit, terminal_progress
+from dqkit.cli._emit import add_output_options, emit, start_session, terminal_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,12 +36,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run TCFC and print the report; the exit code says identical (0), different (1), uncompleted (3)."""
-    from dqkit.tcfc import load_spec, run_tcfc
+    from dqkit import preflight
     from dqkit.tcfc.spec import check_budget
 
-    spec = load_spec(args.spec)
     check_budget(args.budget)
-    check_out(args, [args.spec, *(args.reuse and [args.reuse] or [])])
+    spec = preflight.tcfc(args.spec, reuse=args.reuse, connect_timeout=args.connect_timeout,
+                          sample_rows=args.sample_rows, out=args.out, overwrite=args.overwrite)
+    start_session(args)
+    from dqkit.tcfc import run_tcfc
+
     result = run_tcfc(spec, args.budget, order=args.order, reuse=args.reuse,
                       reuse_mode="resume" if args.resume else "prune", connect_timeout=args.connect_timeout,
                       progress=terminal_progress("tcfc", "jobs"), statistics=args.statistics)
