@@ -413,8 +413,8 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
     read_text_file(spec, "the spec", SpecError)
     check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
     check_number(sample_rows, "--sample-rows", low=0, integer=True)
-    check_out(out, [spec, *([reuse] if reuse else [])], overwrite)
     loaded = load_spec(spec)
+    inputs: list[Any] = [spec, *([reuse] if reuse else [])]
     for pair in loaded.pairs:
         for label, side in (("source", pair.source), ("target", pair.target)):
             where = f"pair {pair.name!r}, {label}"
@@ -423,10 +423,13 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
                 if file and file != ":memory:" and not Path(file).exists():
                     raise SourceError(f"{where}: the database file {file} does not exist",
                                       hint="check the url; dqkit never creates a database to compare")
+                inputs.append(file)
             elif side.engine_kind == "spark":
                 for name, src in [("table", side.table), *side.tables.items()]:
                     if isinstance(src, str):
                         check_table(src, f"{where}: {name}")
+                        inputs.append(src)
+    check_out(out, inputs, overwrite)
     return loaded
 
 
