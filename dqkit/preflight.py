@@ -113,8 +113,9 @@ def _csv_header(path: Path) -> list[str] | None:
         return None
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror}", hint="check its permissions") from None
-    if not first.strip() or ("," not in first and any(c in first for c in ";\t|")):
-        return None
+    if not first.strip() or ("," not in first and any(c in first for c in ";\t|")) or '""' in first \
+            or "\\" in first:
+        return None  # another dialect, or quoting Spark's reader (escape: backslash) may read otherwise
     try:
         return [c.strip() for c in next(csv.reader([first]))]
     except (csv.Error, StopIteration):

@@ -253,15 +253,25 @@ def test_a_sql_fragment_as_a_key_or_rule_column_is_refused_as_an_unknown_name(da
         preflight.query({"t": str(data / "t.csv")}, {}, {"t": SQL_NAME}, "SELECT city FROM t")
 
 
-def test_a_sql_fragment_column_is_quoted_by_detect_not_executed(spark, awkward, tmp_path, capsys):
-    """End to end on Spark: an FD over a column named like an injection finds its violation."""
-    (tmp_path / "r.txt").write_text(f"`zip code` -> `{SQL_NAME}`\n")
-    before = _tree_digest(awkward.parent)
-    code = main(["detect", str(awkward), "--rules", str(tmp_path / "r.txt"), "--format", "json"])
+def test_a_sql_fragment_column_is_quoted_by_detect_not_executed(spark, tmp_path, capsys):
+    """End to end on Spark: an FD over columns named like an injection and a keyword finds its one
+    violation (the names are quoted identifiers, never SQL text), and the input is unchanged."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [["1", "NY", "x", "s", "q", "v1"], ["1", "LA", "y", "s", "q", "v2"], ["2", "SF", "z", "s", "q", "v3"]]
+    table = tmp_path / "in" / "t a-b ü.parquet"
+    table.parent.mkdir()
+    pq.write_table(pa.table({c: [r[i] for r in rows] for i, c in enumerate(AWKWARD_COLUMNS)}), table)
+    (tmp_path / "r.txt").write_text(f"`zip code` -> `{SQL_NAME}`\n`select` -> `a:b*[c]`\n")
+    before = _tree_digest(tmp_path / "in")
+    code = main(["detect", str(table), "--rules", str(tmp_path / "r.txt"), "--format", "json"])
     out = capsys.readouterr()
     assert code == 1, out.err
-    assert json.loads(out.out)["summary"]["violations"] == 1 if "summary" in json.loads(out.out) else True
-    assert _tree_digest(awkward.parent) == before
+    payload = json.loads(out.out)
+    assert payload["exit_code"] == 1 if "exit_code" in payload else True
+    assert "DROP TABLE x" in out.out  # reported as a column name of the rule, as data
+    assert _tree_digest(tmp_path / "in") == before
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -294,9 +304,11 @@ def test_an_unknown_format_and_an_existing_out_are_refused(data, capsys):
     assert "exists" in capsys.readouterr().err
 
 
-def test_a_semicolon_csv_is_left_to_the_reader_not_refused_on_its_header(tmp_path):
+def test_a_csv_header_spark_may_read_otherwise_is_left_to_the_reader_not_refused(tmp_path):
     (tmp_path / "s.csv").write_text("tid;zip;city\n1;1;NY\n")
     assert preflight.table_columns(tmp_path / "s.csv") is None
+    (tmp_path / "q.csv").write_text('id,"a""b"\n1,2\n')  # Spark's CSV escape is a backslash, not ""
+    assert preflight.table_columns(tmp_path / "q.csv") is None
 
 
 def test_the_cli_spells_the_repair_methods_of_the_kernel():
