@@ -356,7 +356,11 @@ def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: 
             raise UnknownTableError(f"--key {table}=...: no table {table!r} in either version",
                                     hint=f"tables: {', '.join(names)}")
         for path in present:
-            check_columns(columns, table_columns(path), f"--key {table}")
+            cols = table_columns(path)
+            missing = [c for c in columns if cols is not None and c not in cols]
+            if missing:
+                raise UnknownColumnError(f"--key: the key column {table}.{missing[0]} does not exist",
+                                         hint=f"columns of {table}: {', '.join(cols or [])}")
 
 
 def rules_command(table: Any, rule_files: Sequence[Any], *, key: str | None = None, out: Any = None,
@@ -411,6 +415,8 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
     exists, the timeout is positive, ``--out`` is safe. Returns the spec (budgets: dqkit.tcfc.spec)."""
     from dqkit.tcfc.spec import SpecError, load_spec
 
+    if not Path(os.fspath(spec)).is_file():
+        raise SpecError(f"no such spec file: {os.fspath(spec)}", hint="check the path; pass a YAML or JSON file")
     read_text_file(spec, "the spec", SpecError)
     check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
     check_number(sample_rows, "--sample-rows", low=0, integer=True)
