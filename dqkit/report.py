@@ -10,8 +10,11 @@ Each file is written to a temporary name and renamed into place, so a crash neve
 half-written report. A template's cells render ``result.sections()`` (``show_result``), so the report
 says what ``to_html()`` and the widgets say.
 
-A failing run (a missing path, a bad parameter value) still writes both files: papermill puts the
-error at the top of the executed notebook, and the outcome carries the error's class and message.
+Bad parameters (a missing path, an unknown column, a rule file that does not parse, a number out of
+range, an output folder inside an input) are refused by ``preflight_report`` before papermill starts a
+kernel (``dqkit.preflight``: no Spark). A run that still fails inside the kernel writes nothing to the
+output folder: the executed notebook, with the error at the top, is kept in a temporary folder named
+by the outcome (and by ``dqkit report`` on stderr), and no HTML page with a traceback is ever made.
 """
 from __future__ import annotations
 
@@ -27,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from dqkit.errors import DqkitError, ParameterError, SourceError
-from dqkit.session import redirect_stderr_fd
 
 KERNEL = "python3"
 
@@ -117,7 +119,7 @@ class ReportOutcome:
     """What a report run produced: the executed notebook, its HTML export, and any error."""
 
     notebook: Path
-    html: Path
+    html: Path | None
     parameters: dict[str, Any]
     seconds: float
     error: str | None = None
@@ -131,7 +133,8 @@ class ReportOutcome:
     def raise_for_error(self) -> None:
         if self.error is not None:
             raise ReportError(f"the report failed: {self.error_class}: {self.error}",
-                              hint=f"the executed notebook, with the error at the top, is {self.notebook}")
+                              hint=f"nothing was written to the output folder; the executed notebook, with "
+                                   f"the error at the top, is {self.notebook}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,8 +260,8 @@ def to_html(notebook: Any, title: str) -> str:
     nb = copy.deepcopy(notebook)
     for cell in nb.cells:
         if cell.get("cell_type") == "code":
-            cell["outputs"] = [o for o in cell.get("outputs", [])
-                               if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+            cell["outputs"] = [o for o in cell.get("outputs", []) if o.get("output_type") != "error"
+                               and not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
     exporter = HTMLExporter(template_name="lab", exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True, embed_images=True)
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
@@ -293,6 +296,8 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
 
     from dqkit.templates import template_path
 
+    from dqkit.session import redirect_stderr_fd
+
     spec = report_spec(name)
     template = template_path(spec.template)
     known = template_parameters(name)
@@ -301,41 +306,124 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
         raise ParameterError(f"the {spec.name} report has no parameter {unknown[0]!r}",
                              hint=f"parameters: {', '.join(known)}")
     params = _coerce(parameters, known, spec.paths)
+    preflight_report(name, params, out_dir)
     if "report_dir" in known:  # the template's record names the folder it was written to
         params["report_dir"] = str(Path(out_dir).resolve())
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     nb_path, html_path = out / f"{template.stem}.ipynb", out / f"{template.stem}.html"
-    tmp_nb = out / f".{template.stem}.tmp-{uuid.uuid4().hex[:8]}.ipynb"
+    work = Path(tempfile.mkdtemp(prefix=f"dqkit-{name}-report-"))  # outside OUT: a failure leaves OUT as it was
+    tmp_nb = work / f"{template.stem}.ipynb"
     error = error_class = None
     failed_cell = None
     t0 = time.perf_counter()
     try:
-        try:
-            with redirect_stderr_fd(KERNEL_LOG):
-                papermill.execute_notebook(str(template), str(tmp_nb), parameters=dict(params),
-                                           kernel_name=kernel_name, progress_bar=False, log_output=False,
-                                           report_mode=False, execution_timeout=timeout)
-        except PapermillExecutionError as exc:
-            error_class, error = exc.ename, _clean(exc.evalue)
-            failed_cell = exc.exec_count
-        except NoSuchKernel:
-            raise ReportError(f"there is no Jupyter kernel named {kernel_name!r}",
-                              hint="list kernels with `jupyter kernelspec list`; `make venv` installs 'python3'"
-                              ) from None
-        if not tmp_nb.exists():  # pragma: no cover - papermill writes it before the first cell
-            raise ReportError("the report notebook was not executed", hint=f"see {KERNEL_LOG}")
-        executed = nbformat.read(tmp_nb, as_version=4)
-        if error is not None:
-            _error_at_top(executed, f"{error_class}: {error}")
-            nbformat.write(executed, tmp_nb)
+        with redirect_stderr_fd(KERNEL_LOG):
+            papermill.execute_notebook(str(template), str(tmp_nb), parameters=dict(params),
+                                       kernel_name=kernel_name, progress_bar=False, log_output=False,
+                                       report_mode=False, execution_timeout=timeout)
+    except PapermillExecutionError as exc:
+        error_class, error = exc.ename, _clean(exc.evalue)
+        failed_cell = exc.exec_count
+    except NoSuchKernel:
+        _remove_tree(work)
+        raise ReportError(f"there is no Jupyter kernel named {kernel_name!r}",
+                          hint="list kernels with `jupyter kernelspec list`; `make venv` installs 'python3'") from None
+    except BaseException:
+        _remove_tree(work)
+        raise
+    seconds = round(time.perf_counter() - t0, 3)
+    if not tmp_nb.exists():  # pragma: no cover - papermill writes it before the first cell
+        _remove_tree(work)
+        raise ReportError("the report notebook was not executed", hint=f"see {KERNEL_LOG}")
+    executed = nbformat.read(tmp_nb, as_version=4)
+    if error is not None:  # kept for diagnosis outside OUT; no HTML is made of a failed run
+        _error_at_top(executed, f"{error_class}: {error}")
+        nbformat.write(executed, tmp_nb)
+        return ReportOutcome(tmp_nb, None, params, seconds, error, error_class, failed_cell)
+    try:
         html = to_html(executed, f"dqkit {name} report")
+        out.mkdir(parents=True, exist_ok=True)
         _write_atomic(html_path, html)
-        os.replace(tmp_nb, nb_path)
+        tmp_in_out = out / f".{nb_path.name}.tmp-{uuid.uuid4().hex[:8]}"
+        try:
+            _copy(tmp_nb, tmp_in_out)  # the temporary folder may be on another file system
+            os.replace(tmp_in_out, nb_path)
+        finally:
+            tmp_in_out.unlink(missing_ok=True)
     finally:
-        tmp_nb.unlink(missing_ok=True)
-    return ReportOutcome(nb_path, html_path, params, round(time.perf_counter() - t0, 3),
-                         error, error_class, failed_cell)
+        _remove_tree(work)
+    return ReportOutcome(nb_path, html_path, params, seconds)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    import shutil
+
+    shutil.copyfile(src, dst)
+
+
+def _remove_tree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike | None = None) -> None:
+    """The Spark-free checks of report ``name``'s parameters (``dqkit.preflight``), run before papermill
+    starts a kernel: paths, rules, specs, queries, keys and columns, numbers, and the output folders
+    (OUTDIR and ``output`` never overlap an input). Raises a ``DqkitError`` with a hint."""
+    from dqkit import preflight as pf
+
+    p = {k: (None if _blank(v) else v) for k, v in parameters.items()}
+    inputs = [p[k] for k in report_spec(name).paths if k != "output" and p.get(k)]
+    if out_dir is not None:
+        pf.check_out(out_dir, inputs, overwrite=True)  # a report folder is reused; never an input
+    out, n = p.get("output"), "sample_rows"
+    pf.check_number(p.get(n), n, low=0, integer=True)
+    if name == "delta":
+        if p.get("old") is None or p.get("new") is None:
+            raise ParameterError("the report needs both versions", hint="give them with -p old PATH -p new PATH")
+        pf.delta(p["old"], p["new"], keys=p.get("keys"), tables=p.get("tables"), exclude=p.get("exclude"),
+                 stages=p.get("stages") or "dedup,row,column", abs_tol=p.get("abs_tol"), rel_tol=p.get("rel_tol"),
+                 out=out)
+    elif name == "rules":
+        _need(p, "table", "rules")
+        pf.rules_command(p["table"], [p["rules"]], key=p.get("key"), out=out,
+                         numbers={"max_iterations": (p.get("max_iterations"), {"low": 1, "integer": True})})
+    elif name == "dedup":
+        _need(p, "table", "key", "config")
+        pf.dedup(p["table"], p["key"], p["config"], threshold=p.get("threshold"), out=out)
+    elif name == "tcfc":
+        from dqkit.tcfc.spec import check_budget
+
+        _need(p, "spec")
+        if p.get("budget") not in (None, 0, 0.0):
+            check_budget(p["budget"])
+        pf.tcfc(p["spec"], reuse=p.get("reuse"), out=out)
+    elif name == "lake":
+        _need(p, "lake")
+        pf.lake(p["lake"], s=p.get("s"), t=p.get("t"), seed=p.get("seed"), costs=p.get("costs"), out=out)
+    elif name == "query":
+        _need(p, "table", "rules", "queries")
+        text = str(p["queries"])
+        if "\n" not in text and Path(text).is_file():
+            queries = [q.strip() for q in pf.read_text_file(text, "the queries file").splitlines()
+                       if q.strip() and not q.strip().startswith("#")]
+        else:
+            queries = [q.strip() for q in text.split(";") if q.strip()]
+        table = str(p.get("name") or "t")
+        for q in queries:
+            pf.query({table: p["table"]}, {table: p["rules"]}, {table: p["key"]} if p.get("key") else {}, q)
+
+
+def _need(p: Mapping[str, Any], *names: str) -> None:
+    missing = [n for n in names if p.get(n) is None]
+    if missing:
+        raise ParameterError(f"the report needs {', '.join(missing)}",
+                             hint=" ".join(f"-p {n} VALUE" for n in missing))
 
 
 KERNEL_LOG = os.path.join(tempfile.gettempdir(), f"dqkit-report-kernel-{os.getuid() if hasattr(os, 'getuid') else 0}.log")

@@ -103,20 +103,48 @@ def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path,
         assert fact in html, fact
 
 
-def test_report_failure_exits_2_with_the_cause_and_the_error_at_the_top(tmp_path, capsys):
+def test_report_with_a_missing_path_is_refused_before_a_kernel_starts_and_writes_nothing(tmp_path, capsys):
     out = tmp_path / "report"
     missing = tmp_path / "no-such-db"
     code = main(["report", "delta", "-p", "old", str(missing), "-p", "new", str(DATA / "new"), "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "SourceError" in err and str(missing) in err
-    nb = nbformat.read(out / "delta_report.ipynb", as_version=4)
-    top = nb.cells[0]
-    assert "papermill-error-cell-tag" in top.metadata.get("tags", [])
-    assert "SourceError" in top.source and str(missing) in top.source
-    html = (out / "delta_report.html").read_text()
-    assert "SourceError" in html
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []  # no temporary files left
+    assert str(missing) in err and "no such file or folder" in err and "Hint:" in err
+    assert not out.exists()
+
+
+def test_a_report_failing_inside_the_kernel_leaves_outdir_as_it_was_and_exits_2(tmp_path, capsys):
+    """The parameters pass the checks, the data does not (a text row turns the new version's numeric
+    columns into strings, which only Spark's type inference sees): the run fails in the kernel. OUTDIR keeps what it had, no HTML is made, the failed notebook is kept aside."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    shutil.copytree(DATA / "old", old)
+    shutil.copytree(DATA / "new", new)
+    (new / "users.csv").write_text((new / "users.csv").read_text() + "99,too,many,fields,here,and,more,x\n")
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "keep.txt").write_text("an earlier file")
+    code = main(["report", "delta", "-p", "old", str(old), "-p", "new", str(new), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "report failed: SchemaMismatchError" in err and "nothing was written to" in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]  # nothing half-written, nothing hidden
+    kept = Path(err.split("is kept at ")[1].split()[0])
+    nb = nbformat.read(kept, as_version=4)
+    assert "SchemaMismatchError" in nb.cells[0].source  # the error at the top, for diagnosis
+
+
+def test_the_report_html_never_carries_a_traceback():
+    from dqkit.report import to_html
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("1/0")
+    cell.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                           traceback=["Traceback (most recent call last)", "ZeroDivisionError"]),
+                    nbformat.v4.new_output("display_data", data={"text/html": "<p>kept</p>"})]
+    nb.cells = [cell]
+    html = to_html(nb, "t")
+    assert "kept" in html
+    assert "Traceback" not in html and "ZeroDivisionError" not in html
 
 
 def test_report_cli_rejects_an_unknown_parameter_before_running(tmp_path, capsys):

@@ -58,10 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        if args.master or args.remote:
-            from dqkit.session import get_spark
-
-            get_spark(master=args.master, remote=args.remote)
+        # --master/--remote start their session inside the command, after its Spark-free checks
+        # (dqkit.preflight) passed: a refused command never waits for a JVM.
         return int(args.func(args))
     except DqkitError as exc:
         print(f"dqkit: error: {exc}", file=sys.stderr)

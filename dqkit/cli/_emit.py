@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dqkit import render
-from dqkit.result import Result, check_output_target
+if TYPE_CHECKING:  # pandas and Spark load only once the checks have passed
+    from dqkit.result import Result
 
 FORMATS = ("text", "json", "html")
 
@@ -44,15 +44,24 @@ def add_table_and_rules(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key", help="column identifying tuples (default: a deterministic content id)")
 
 
-def load_rule_files(args: argparse.Namespace) -> list[Any]:
-    """The rules of every ``--rules`` file, after checking ``--out`` against the inputs (before any work)."""
-    from dqkit.errors import ParameterError
-    from dqkit.rules import load_rules
+def load_rule_files(args: argparse.Namespace, **numbers: tuple[Any, dict[str, Any]]) -> list[Any]:
+    """The rules of every ``--rules`` file, after the Spark-free checks of ``dqkit.preflight``: the
+    table and rule files exist, rules parse and name columns of the table, ``--key`` is a column,
+    ``numbers`` ({option: (value, limits)}) are in range and ``--out`` is safe."""
+    from dqkit import preflight
 
-    if not args.rules:
-        raise ParameterError("no rules given", hint="pass --rules FILE (repeat for several files)")
-    check_out(args, [args.table, *args.rules])
-    return [r for path in args.rules for r in load_rules(path)]
+    return preflight.rules_command(args.table, args.rules, key=args.key, out=getattr(args, "out", None),
+                                   overwrite=getattr(args, "overwrite", False), numbers=numbers)
+
+
+def start_session(args: argparse.Namespace) -> None:
+    """Start the SparkSession that ``--master`` / ``--remote`` ask for: called by a command once its
+    checks have passed, so a refused command never starts a JVM. Without them the kernel starts the
+    default session itself when it first needs one."""
+    if getattr(args, "master", None) or getattr(args, "remote", None):
+        from dqkit.session import get_spark
+
+        get_spark(master=args.master, remote=args.remote)
 
 
 def terminal_progress(command: str, unit: str):
@@ -71,13 +80,17 @@ def terminal_progress(command: str, unit: str):
 
 def check_out(args: argparse.Namespace, inputs: Iterable[Any]) -> None:
     """Refuse a bad ``--out`` before any work: overlapping an input, existing, or under a file."""
+    from dqkit.preflight import check_out as check
+
     if getattr(args, "out", None):
-        check_output_target(args.out, inputs, overwrite=args.overwrite)
+        check(args.out, inputs, overwrite=args.overwrite)
 
 
 def emit(result: Result, args: argparse.Namespace, *, sample_rows: int = 10,
          extra: dict[str, Any] | None = None, text_suffix: str = "") -> int:
     """Save (with ``--out``), print in ``--format`` and return the result's exit code."""
+    from dqkit import render
+
     if getattr(args, "out", None):
         where = result.save(args.out, overwrite=args.overwrite)
         print(f"dqkit: saved to {where}", file=sys.stderr)

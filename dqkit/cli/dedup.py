@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dqkit.cli._emit import add_output_options, check_out, emit, terminal_progress
+from dqkit.cli._emit import add_output_options, emit, start_session, terminal_progress
 from dqkit.errors import ParameterError
 
 
@@ -43,9 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dqkit.dedup import dedup, example_config, load_config
+    from dqkit import preflight
 
     if args.example_config:
+        from dqkit.dedup import example_config
+
         print(example_config(), end="")
         return 0
     missing = [flag for flag, v in (("TABLE", args.table), ("--key", args.key), ("--config", args.config)) if not v]
@@ -53,14 +55,16 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"dqkit dedup needs {', '.join(missing)}",
                              hint="dqkit dedup TABLE --key COL --config FILE.yaml; "
                                   "`dqkit dedup --example-config` prints a config")
-    if args.threshold is not None and not 0 <= args.threshold <= 1:
-        raise ParameterError(f"--threshold must be between 0 and 1, not {args.threshold}")
     if (args.csv or args.all_pairs) and not args.out:
         raise ParameterError("--csv and --all-pairs shape what --out writes", hint="add --out DIR")
     sources = tuple(x.strip() for x in args.sources.split(","))
     if args.link is None and args.sources != "left,right":
         raise ParameterError("--sources names the two tables of --link", hint="add --link TABLE2")
-    check_out(args, [args.table, args.config] + ([args.link] if args.link else []))
+    preflight.dedup(args.table, args.key, args.config, link=args.link, threshold=args.threshold, out=args.out,
+                    overwrite=args.overwrite)
+    start_session(args)
+    from dqkit.dedup import dedup, load_config
+
     config = load_config(args.config)  # parse errors (with line and column) before any Spark work
     result = dedup(args.table, args.key, config, threshold=args.threshold,
                    name=str(args.table) if args.link is None else f"{args.table} ~ {args.link}",

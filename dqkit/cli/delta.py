@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from dqkit.cli._emit import add_list_option, add_output_options, check_out, emit, terminal_progress
+from dqkit.cli._emit import add_list_option, add_output_options, emit, start_session, terminal_progress
 from dqkit.params import parse_keys, split_list
 
 
@@ -35,10 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the delta and print it; the exit code says identical (0) or different (1)."""
-    from dqkit.delta import delta
+    from dqkit import preflight
 
     keys = parse_keys(args.key)
-    check_out(args, [args.old, args.new])
+    preflight.delta(args.old, args.new, keys=keys, tables=args.tables, exclude=args.exclude, stages=args.stages,
+                    abs_tol=args.abs_tol, rel_tol=args.rel_tol, sample_rows=args.sample_rows, out=args.out,
+                    overwrite=args.overwrite)
+    start_session(args)
+    from dqkit.delta import delta
+
     progress = terminal_progress("delta", "tables")
     result = delta(args.old, args.new, tables=split_list(args.tables) or None, exclude=split_list(args.exclude),
                    keys=keys, stages=args.stages, abs_tol=args.abs_tol, rel_tol=args.rel_tol, progress=progress)

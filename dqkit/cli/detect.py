@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from dqkit.cli._emit import add_output_options, add_table_and_rules, emit, load_rule_files, terminal_progress
+from dqkit.cli._emit import (add_output_options, add_table_and_rules, emit, load_rule_files, start_session,
+                             terminal_progress)
 from dqkit.errors import ParameterError
 
 
@@ -25,13 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dqkit.detect import detect
-
     if args.count_only and args.sample is not None:
         raise ParameterError("--count-only and --sample exclude each other")
     if args.sample is not None and args.sample < 1:
         raise ParameterError("--sample needs N >= 1")
-    rules = load_rule_files(args)
+    rules = load_rule_files(args, **{"--nb-parts": (args.nb_parts, {"low": 1, "integer": True})})
+    start_session(args)
+    from dqkit.detect import detect
+
     mode = "count" if args.count_only else ("sample" if args.sample is not None else "violations")
     progress = terminal_progress("detect", "rules")
     result = detect(args.table, rules, key=args.key, mode=mode, sample=args.sample, nb_parts=args.nb_parts,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from dqkit.cli._emit import add_output_options, check_out, emit, terminal_progress
+from dqkit.cli._emit import add_output_options, emit, start_session, terminal_progress
 from dqkit.errors import ParameterError
 
 
@@ -36,15 +36,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dqkit.lake import find_containment
-    from dqkit.lake.optret import load_costs
+    from dqkit import preflight
 
     if args.costs and not args.plan:
         raise ParameterError("--costs shapes the deletion plan", hint="add --plan")
     if args.bag and not args.verify:
         raise ParameterError("--bag applies to the exact stage", hint="add --verify")
-    check_out(args, [args.lake])
+    preflight.lake(args.lake, s=args.s, t=args.t, seed=args.seed, costs=args.costs, out=args.out,
+                   overwrite=args.overwrite)
+    from dqkit.lake.optret import load_costs
+
     costs = load_costs(args.costs) if args.costs else None  # line/column errors before any Spark work
+    start_session(args)
+    from dqkit.lake import find_containment
+
     result = find_containment(args.lake, s=args.s, t=args.t, seed=args.seed, mode=args.mode, verify=args.verify,
                               bag=args.bag, plan=args.plan, costs=costs,
                               progress=terminal_progress("lake", "edges"))

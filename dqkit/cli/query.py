@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dqkit.cli._emit import add_list_option, terminal_progress
-from dqkit.errors import ParameterError, UnknownTableError
+from dqkit.cli._emit import add_list_option, start_session, terminal_progress
+from dqkit.errors import ParameterError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,32 +46,22 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from dqkit import render
-    from dqkit.relax import Daisy
-    from dqkit.rules import load_rules
+    from dqkit import preflight
 
     tables = _pairs(args.table, "--table")
     rules = _pairs(args.rules, "--rules")
     keys = _pairs(args.key, "--key")
-    if not tables:
-        raise ParameterError("no table given", hint="pass --table NAME=SOURCE (repeat for more)")
-    for flag, given in (("--rules", rules), ("--key", keys)):
-        for name in given:
-            if name not in tables:
-                raise UnknownTableError(f"{flag} {name}=...: table {name!r} is not registered",
-                                        hint=f"registered with --table: {', '.join(tables)}")
-    loaded = {name: load_rules(path) for name, path in rules.items()}  # bad rule files fail before Spark
-    for name, src in tables.items():
-        if not src.startswith("catalog:") and not Path(src).exists():
-            from dqkit.errors import SourceError
-
-            raise SourceError(f"--table {name}={src}: the path does not exist")
+    # a statement that is not one read-only SELECT, a missing table, a bad rule file or an unknown
+    # column is refused here, before any table is read or Spark starts
+    loaded = preflight.query(tables, rules, keys, args.query)
     if args.state:
         from dqkit.relax.state import check_state_folder
 
         check_state_folder(args.state)  # a damaged --state is refused before Spark starts
+    start_session(args)
+    from dqkit import render
+    from dqkit.relax import Daisy
+
     d = Daisy(strategy=args.strategy, cost_units=args.cost_units)
     for name, src in tables.items():
         d.register(name, src, key=keys.get(name))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 
-from dqkit.cli._emit import add_output_options, add_table_and_rules, emit, load_rule_files, terminal_progress
+from dqkit.cli._emit import (add_output_options, add_table_and_rules, emit, load_rule_files, start_session,
+                             terminal_progress)
+
+#: dqkit.repair.METHODS, spelled here so that ``dqkit --help`` and a refusal load no Spark (a test pins it)
+METHODS = ("auto", "equivalence-class", "holistic")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from dqkit.repair import METHODS
-
     p = subparsers.add_parser(
         "repair", help="repair violations of FDs and denial constraints",
         description="Detect and repair violations of rules until none with a fix remains. "
@@ -34,9 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    rules = load_rule_files(args, **{"--max-iterations": (args.max_iterations, {"low": 1, "integer": True}),
+                                     "--freeze-after": (args.freeze_after, {"low": 1, "integer": True})})
+    start_session(args)
     from dqkit.repair import repair
 
-    rules = load_rule_files(args)
     result = repair(args.table, rules, key=args.key, method=args.method, max_iterations=args.max_iterations,
                     freeze_after=args.freeze_after, name=str(args.table),
                     progress=terminal_progress("repair", "iterations"))

@@ -13,8 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "report", help="execute a report template (papermill) into OUTDIR as .ipynb and .html",
         description="Execute the template notebook NAME with papermill and write OUTDIR/NAME_report.ipynb "
                     "(the executed notebook) and OUTDIR/NAME_report.html (code hidden, charts embedded, "
-                    "self-contained). Exit 0 on success, 2 when the run fails (the notebook then "
-                    "carries the error at the top).",
+                    "self-contained). The parameters are checked before any kernel starts. Exit 0 on "
+                    "success; 2 when a parameter is refused or the run fails: OUTDIR is then left as it "
+                    "was, and the failed notebook (error at the top) is kept in a temporary folder named "
+                    "on stderr.",
         epilog="Example: dqkit report delta -p old data/users/old -p new data/users/new -p key users=id "
                "-o reports/users. Repeatable: -p key TABLE=COL[,COL] (joined with ';'), -p table T and "
                "-p exclude T[.COL] (joined with ',').")
@@ -51,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if not outcome.ok:
         print(f"dqkit: error: the {args.name} report failed: {outcome.error_class}: {outcome.error}",
               file=sys.stderr)
-        print(f"dqkit: the executed notebook (error at the top) is {outcome.notebook}", file=sys.stderr)
-        print(f"dqkit: report written to {outcome.html}", file=sys.stderr)
+        print(f"dqkit: nothing was written to {args.out}; the executed notebook, with the error at the top, "
+              f"is kept at {outcome.notebook}", file=sys.stderr)
         return EXIT_ERROR
     print(outcome.html)
     print(f"dqkit: executed notebook {outcome.notebook} ({outcome.seconds:.1f} s)", file=sys.stderr)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from dqkit.cli._emit import add_output_options, check_out, emit, terminal_progress
+from dqkit.cli._emit import add_output_options, emit, terminal_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,20 +48,22 @@ def run(args: argparse.Namespace) -> int:
     (connections, metadata, starting Spark) and the jobs all count against it. Every check that needs
     no engine (numbers, the spec, the --reuse state, --out) runs first and refuses with exit 2."""
     started = getattr(args, "started", None) or time.monotonic()  # set by dqkit.cli.main at the command's start
-    from dqkit.tcfc import load_spec, run_tcfc
-    from dqkit.tcfc.spec import check_budget, check_run_options
+    from dqkit import preflight
+    from dqkit.tcfc.spec import check_budget
     from dqkit.tcfc.state import check_state_folder
 
     check_budget(args.budget, "--budget")
-    check_run_options(connect_timeout=args.connect_timeout, sample_rows=args.sample_rows)
     if args.resume and not args.reuse:
         from dqkit.errors import ParameterError
 
         raise ParameterError("--resume needs --reuse DIR", hint="name the folder of the interrupted run with --reuse")
-    spec = load_spec(args.spec)
+    spec = preflight.tcfc(args.spec, reuse=args.reuse, connect_timeout=args.connect_timeout,
+                          sample_rows=args.sample_rows, out=args.out, overwrite=args.overwrite)
     if args.reuse:
         check_state_folder(args.reuse)
-    check_out(args, [args.spec, *(args.reuse and [args.reuse] or [])])
+    _session_inside_the_budget(args)
+    from dqkit.tcfc import run_tcfc
+
     stderr = _keep_stderr()
     try:
         result = run_tcfc(spec, args.budget, order=args.order, reuse=args.reuse,
@@ -75,6 +77,17 @@ def run(args: argparse.Namespace) -> int:
         result.close()
     _exit_without_waiting_for_binding(code)
     return code
+
+
+def _session_inside_the_budget(args: argparse.Namespace) -> None:
+    """``--master`` / ``--remote`` reach the engines' binding (which starts Spark inside the budget)
+    through the environment that ``dqkit.session.get_spark`` reads, instead of a session started here."""
+    import os
+
+    if getattr(args, "remote", None):
+        os.environ["SPARK_REMOTE"] = args.remote
+    elif getattr(args, "master", None):
+        os.environ["DQKIT_SPARK_MASTER"] = args.master
 
 
 def _exit_without_waiting_for_binding(code: int) -> None:

@@ -1,0 +1,464 @@
+"""Checks that need no Spark, run by every command before a SparkSession starts.
+
+A typo'd path, a rule file in the wrong encoding, a column that does not exist, a threshold of 7 or
+an ``--out`` folder inside an input are refused here, in well under a second, with exit 2 and a hint,
+instead of after a JVM has started. Nothing here imports pyspark or pandas: schemas come from Parquet
+footers (pyarrow) and CSV headers (the csv module); rules, specs and queries are parsed with dqkit's
+Spark-free parsers. A check that cannot be decided without Spark (a JSON table's columns, a catalog
+table, a CSV in another dialect) is left to the kernel, never guessed.
+
+Plain functions, so the CLI, the report adapters and the parameter registry can all call them.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from dqkit.errors import ParameterError, RuleError, SourceError, UnknownColumnError, UnknownTableError
+
+CATALOG_PREFIX = "catalog:"
+_FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json"}
+_COMPRESSIONS = {".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".xz"}
+_TABLE_HINT = "check the path; a table is a Parquet, CSV or JSON file, a folder of them, or catalog:db.table"
+TABLE_FILE_SUFFIXES = (".csv", ".parquet")
+
+
+# ------------------------------------------------------------------------------------------ paths
+def _is_catalog(source: Any) -> bool:
+    return isinstance(source, str) and source.startswith(CATALOG_PREFIX)
+
+
+def file_format(name: str) -> str | None:
+    """``parquet``, ``csv`` or ``json`` for a data file name (``users.csv.gz`` too); None otherwise."""
+    suffixes = Path(name.lower()).suffixes
+    if suffixes and suffixes[-1] in _COMPRESSIONS:
+        suffixes = suffixes[:-1]
+    return _FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+def _ignored(name: str) -> bool:
+    return name.startswith((".", "_")) or name.endswith(".crc")
+
+
+def _data_files(folder: Path) -> list[Path]:
+    out: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not _ignored(d))
+        out += [Path(root) / f for f in sorted(files)
+                if not _ignored(f) and (file_format(f) is not None or f.startswith("part-"))]
+    return out
+
+
+def check_readable(path: str | os.PathLike, what: str) -> Path:
+    """``path`` exists and can be read (a folder: listed); else ``SourceError`` naming ``what``."""
+    p = Path(os.fspath(path)).expanduser()
+    if not str(path).strip():
+        raise SourceError(f"{what} is empty", hint=_TABLE_HINT)
+    if not p.exists():
+        raise SourceError(f"{what}: no such file or folder: {os.fspath(path)}", hint=_TABLE_HINT)
+    if not os.access(p, os.R_OK | (os.X_OK if p.is_dir() else 0)):
+        raise SourceError(f"{what}: {os.fspath(path)} is not readable (permission denied)",
+                          hint="fix its permissions, or copy it somewhere readable")
+    return p
+
+
+def check_table(source: Any, what: str = "the table") -> Path | None:
+    """A table source that can be checked: exists, readable, a recognised format. None: a catalog
+    table or an in-memory DataFrame (checked by Spark)."""
+    if not isinstance(source, (str, os.PathLike)) or _is_catalog(source):
+        return None
+    p = check_readable(source, what)
+    if p.is_file() and file_format(p.name) is None:
+        raise SourceError(f"{what}: cannot tell the format of {p}: expected a .parquet, .csv or .json file",
+                          hint="rename the file with its format's extension, or point at a folder of tables")
+    if p.is_dir() and not _data_files(p):
+        raise SourceError(f"{what}: the folder {p} holds no Parquet, CSV or JSON files", hint=_TABLE_HINT)
+    return p
+
+
+def table_columns(path: Path | None) -> list[str] | None:
+    """The column names of a table file or folder, read without Spark: the Parquet footer or the CSV
+    header. None when they cannot be known without Spark (JSON, a catalog, another CSV dialect)."""
+    if path is None:
+        return None
+    files = [path] if path.is_file() else _data_files(path)
+    if not files:
+        return None
+    first = files[0]
+    fmt = file_format(first.name) or ("parquet" if first.name.startswith("part-") and "parquet" in first.name else None)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return list(pq.read_schema(first).names)
+        except Exception as exc:  # noqa: BLE001 - any footer error means the file is not readable Parquet
+            raise SourceError(f"{first} is not a readable Parquet file: {str(exc).splitlines()[0][:200]}",
+                              hint="the file is corrupt or incomplete; restore or rewrite it") from None
+    if fmt == "csv" and first.name.lower().endswith(".csv"):
+        return _csv_header(first)
+    return None
+
+
+def _csv_header(path: Path) -> list[str] | None:
+    """The header of a comma-separated file (a BOM is dropped); None for another dialect or a file
+    that is not UTF-8 (left to the reader, which says more)."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            first = fh.readline(1 << 20)
+    except UnicodeDecodeError:
+        return None
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}", hint="check its permissions") from None
+    if not first.strip() or ("," not in first and any(c in first for c in ";\t|")) or '""' in first \
+            or "\\" in first:
+        return None  # another dialect, or quoting Spark's reader (escape: backslash) may read otherwise
+    try:
+        return [c.strip() for c in next(csv.reader([first]))]
+    except (csv.Error, StopIteration):
+        return None
+
+
+def database_tables(source: Any, what: str) -> dict[str, Path] | None:
+    """{table name: path} of a database source (a folder of tables, or one table), checked to exist;
+    None for a catalog database or a layout only the reader can judge."""
+    if not isinstance(source, (str, os.PathLike)) or _is_catalog(source):
+        return None
+    p = check_readable(source, what)
+    if p.is_file():
+        check_table(p, what)
+        return {_table_name(p): p}
+    children = sorted(c for c in p.iterdir() if not _ignored(c.name) or c.name == "_SUCCESS")
+    if any(c.name == "_SUCCESS" or c.name.startswith("part-") or (c.is_dir() and "=" in c.name) for c in children):
+        return {p.name: p}
+    tables = {_table_name(c): c for c in children if (c.is_dir() and _data_files(c)) or
+              (c.is_file() and file_format(c.name))}
+    if not tables:
+        raise SourceError(f"{what}: the folder {p} holds no tables (Parquet, CSV or JSON files or folders of them)",
+                          hint=_TABLE_HINT)
+    return tables
+
+
+def _table_name(p: Path) -> str:
+    fmt = file_format(p.name)
+    if fmt is None:
+        return p.name
+    name = p.name
+    if Path(name.lower()).suffix in _COMPRESSIONS:
+        name = name[: -len(Path(name).suffix)]
+    return name[: -len(Path(name).suffix)]
+
+
+def check_columns(names: Iterable[str], columns: Sequence[str] | None, what: str) -> None:
+    """Every name in ``names`` is a column (when the columns are known); else ``UnknownColumnError``."""
+    if columns is None:
+        return
+    for name in names:
+        if name not in columns:
+            close = [c for c in columns if c.lower() == str(name).lower()]
+            raise UnknownColumnError(f"{what}: unknown column {name!r}",
+                                     hint=(f"did you mean {close[0]!r}? " if close else "")
+                                     + f"columns: {', '.join(columns)}")
+
+
+# ------------------------------------------------------------------------------------------ files
+def read_text_file(path: str | os.PathLike, what: str, error: type = ParameterError) -> str:
+    """The text of a small input file (rules, config, spec): readable, UTF-8, not binary."""
+    p = Path(os.fspath(path))
+    if not p.is_file():
+        raise error(f"{what} {os.fspath(path)} does not exist" if not p.exists() else f"{what} {p} is a folder",
+                    hint="check the path")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise error(f"cannot read {what} {p}: {exc.strerror}", hint="check its permissions") from None
+    if b"\x00" in data[:65536]:
+        raise error(f"{what} {p} is a binary file, not text", hint="give a UTF-8 text or YAML file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{what} {p} is not UTF-8 text (byte {exc.start + 1} cannot be decoded)",
+                    hint="save it as UTF-8") from None
+
+
+def load_rule_file(path: str | os.PathLike) -> list[Any]:
+    """The rules of one rules file, refusing a binary, non-UTF-8 or empty file (``RuleError``)."""
+    from dqkit.rules import parse_rules, rules_from_yaml
+
+    text = read_text_file(path, "the rules file", RuleError)
+    p = os.fspath(path)
+    rules = rules_from_yaml(text, p) if p.endswith((".yaml", ".yml")) else parse_rules(text)
+    if not rules:
+        raise RuleError(f"the rules file {p} holds no rules", hint="write one rule per line, e.g. zip -> city")
+    return rules
+
+
+def check_rule_columns(rules: Iterable[Any], columns: Sequence[str] | None) -> None:
+    """Every column a rule names exists in the table (when its columns are known)."""
+    for rule in rules:
+        check_columns(getattr(rule, "columns", ()), columns, f"rule {getattr(rule, 'name', rule)!r}")
+
+
+def check_yaml_file(path: str | os.PathLike, what: str) -> Any:
+    """A YAML (or JSON) input file that is readable text and parses; returns the document."""
+    import yaml
+
+    text = read_text_file(path, what)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ParameterError(f"{what} {os.fspath(path)}{where} is not valid YAML: "
+                             f"{getattr(exc, 'problem', None) or exc}", hint="fix the YAML") from None
+
+
+# ------------------------------------------------------------------------------------------ output
+def _inside(child: Path, parent: Path) -> bool:
+    return child != parent and parent in child.parents
+
+
+def check_out(target: str | os.PathLike | None, inputs: Iterable[Any] = (), overwrite: bool = False) -> None:
+    """Refuse an ``--out`` that would destroy data: the input itself, inside an input, holding an
+    input, under a file, or existing (unless ``overwrite``). ``catalog:DB`` is checked when saving."""
+    if target is None:
+        return
+    text = os.fspath(target)
+    if not text.strip():
+        raise ParameterError("the output target is empty", hint="name a folder or catalog:DB")
+    if text.startswith(CATALOG_PREFIX):
+        return
+    out = Path(text).expanduser().resolve()
+    for source in inputs:
+        if not isinstance(source, (str, os.PathLike)) or _is_catalog(source) or not os.fspath(source):
+            continue
+        inp = Path(os.fspath(source)).expanduser().resolve()
+        if out == inp or _inside(out, inp) or _inside(inp, out):
+            raise ParameterError(f"the output {out} would overwrite the input {inp}",
+                                 hint="write the output to a folder outside every input")
+    for parent in [out, *out.parents]:
+        if parent.exists():
+            if parent != out and not parent.is_dir():
+                raise ParameterError(f"cannot write the output under {parent}: it is a file, not a folder",
+                                     hint="choose a folder path")
+            break
+    if out.exists() and not overwrite:
+        raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass --overwrite to replace it")
+    if out.exists() and not out.is_dir() and out.suffix.lower() not in TABLE_FILE_SUFFIXES:
+        raise ParameterError(f"the output {out} is a file, not a folder", hint="choose a folder path")
+
+
+# ------------------------------------------------------------------------------------------ numbers
+def check_number(value: Any, name: str, *, low: float | None = None, high: float | None = None,
+                 integer: bool = False, low_open: bool = False) -> float | int | None:
+    """``value`` (None passes) as a number within [low, high] (``low_open``: above low); else
+    ``ParameterError`` naming the option and the range."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = int(value) if integer and float(value) == int(float(value)) else float(value)
+        if integer and not isinstance(number, int):
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        kind = "a whole number" if integer else "a number"
+        raise ParameterError(f"{name} must be {kind}, not {value!r}") from None
+    if number != number or (low is not None and (number <= low if low_open else number < low)) or \
+            (high is not None and number > high):
+        lo = "" if low is None else (f"more than {low:g}" if low_open else f"at least {low:g}")
+        hi = "" if high is None else f"at most {high:g}"
+        raise ParameterError(f"{name} must be {' and '.join(x for x in (lo, hi) if x)}, not {value!r}",
+                             hint=f"pass {name} within that range")
+    return number
+
+
+# ------------------------------------------------------------------------------------------ queries
+_WRITE_NODES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Merge", "Command", "Into", "Set",
+                "TruncateTable", "Use", "Grant", "Copy", "LoadData", "Cache", "Uncache", "Pragma")
+
+
+def check_read_only_select(query: str) -> None:
+    """``query`` is one read-only SELECT statement; anything else (DROP, INSERT, several statements,
+    SELECT ... INTO) is refused before any table is read. The text is parsed, never executed."""
+    from dqkit.relax.sql import UnsupportedQueryError
+
+    text = query.strip() if isinstance(query, str) else ""
+    hint = "dqkit query answers one read-only SELECT ... FROM ...; it never changes a table"
+    if not text:
+        raise UnsupportedQueryError("the query is empty", hint=hint)
+    first = re.match(r"[(\s]*([A-Za-z]+)", text)
+    if first is None or first.group(1).upper() not in ("SELECT", "WITH"):
+        word = first.group(1).upper() if first else text[:20]
+        raise UnsupportedQueryError(f"the query is a {word} statement, not a read-only SELECT", hint=hint)
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
+    try:
+        trees = [t for t in sqlglot.parse(text, read="spark") if t is not None]
+    except ParseError as exc:
+        raise UnsupportedQueryError(f"the query does not parse: {str(exc).splitlines()[0] if str(exc) else exc}",
+                                    hint=hint) from None
+    if len(trees) != 1:
+        raise UnsupportedQueryError(f"the query holds {len(trees)} statements, not one SELECT", hint=hint)
+    tree = trees[0]
+    bad = [getattr(exp, n) for n in _WRITE_NODES if hasattr(exp, n)]
+    found = next((n for n in tree.walk() if isinstance(n, tuple(bad))), None) if bad else None
+    if not isinstance(tree, (exp.Select, exp.Union)) or found is not None:
+        what = type(found or tree).__name__.upper()
+        raise UnsupportedQueryError(f"the query is not a read-only SELECT (it holds {what})", hint=hint)
+
+
+# ------------------------------------------------------------------------------------------ commands
+def _split(value: Any, sep: str = ",") -> list[str]:
+    from dqkit.params import split_list
+
+    return split_list(value, sep)
+
+
+def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: Any = None,
+          stages: Any = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10,
+          out: Any = None, overwrite: bool = False) -> None:
+    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0."""
+    from dqkit.params import parse_keys
+
+    dbs = {"the old version": database_tables(old, "the old version"),
+           "the new version": database_tables(new, "the new version")}
+    check_out(out, [old, new], overwrite)
+    bad = [s for s in _split(stages) if s not in ("dedup", "row", "column")]
+    if bad or not _split(stages):
+        raise ParameterError(f"unknown stage {bad[0]!r}" if bad else "no stage given",
+                             hint="--stages takes a comma-separated subset of dedup,row,column")
+    check_number(abs_tol, "--abs-tol", low=0)
+    check_number(rel_tol, "--rel-tol", low=0)
+    check_number(sample_rows, "--sample-rows", low=0, integer=True)
+    known = [db for db in dbs.values() if db is not None]
+    names = sorted(set().union(*known)) if known else []
+    for table in _split(tables):
+        if known and all(table not in db for db in known):
+            raise UnknownTableError(f"--tables: no table {table!r} in either version", hint=f"tables: {', '.join(names)}")
+    for item in _split(exclude):
+        table, _, column = item.partition(".")
+        present = [db[table] for db in known if table in db]
+        if known and not present and item not in names:
+            raise UnknownTableError(f"--exclude: no table {table!r} in either version", hint=f"tables: {', '.join(names)}")
+        if column and present:
+            cols = [table_columns(p) for p in present]
+            if all(c is not None and column not in c for c in cols):
+                check_columns([column], cols[0], f"--exclude {item}")
+    for table, columns in parse_keys(keys).items():
+        present = [db[table] for db in known if table in db]
+        if known and not present:
+            raise UnknownTableError(f"--key {table}=...: no table {table!r} in either version",
+                                    hint=f"tables: {', '.join(names)}")
+        for path in present:
+            cols = table_columns(path)
+            missing = [c for c in columns if cols is not None and c not in cols]
+            if missing:
+                raise UnknownColumnError(f"--key: the key column {table}.{missing[0]} does not exist",
+                                         hint=f"columns of {table}: {', '.join(cols or [])}")
+
+
+def rules_command(table: Any, rule_files: Sequence[Any], *, key: str | None = None, out: Any = None,
+                  overwrite: bool = False, numbers: Mapping[str, tuple[Any, dict[str, Any]]] | None = None) -> list[Any]:
+    """``dqkit detect`` / ``repair``: the table and rule files exist, rules parse and name columns of
+    the table, the key is a column, numbers are in range, ``--out`` is safe. Returns the rules."""
+    if not rule_files:
+        raise ParameterError("no rules given", hint="pass --rules FILE (repeat for several files)")
+    path = check_table(table)
+    for f in rule_files:
+        check_readable(f, "--rules")
+    check_out(out, [table, *rule_files], overwrite)
+    for name, (value, limits) in (numbers or {}).items():
+        check_number(value, name, **limits)
+    rules = [r for f in rule_files for r in load_rule_file(f)]
+    columns = table_columns(path)
+    if key:
+        check_columns([key], columns, "--key")
+    check_rule_columns(rules, columns)
+    return rules
+
+
+def dedup(table: Any, key: str, config: Any, *, link: Any = None, threshold: Any = None, out: Any = None,
+          overwrite: bool = False) -> None:
+    """``dqkit dedup``: tables and config exist, the key is a column of each table, 0 <= threshold <= 1."""
+    check_number(threshold, "--threshold", low=0, high=1)
+    paths = [check_table(table)] + ([check_table(link, "--link")] if link is not None else [])
+    check_readable(config, "--config")
+    check_out(out, [table, config, *([link] if link is not None else [])], overwrite)
+    if not isinstance(check_yaml_file(config, "the dedup config"), Mapping):
+        raise ParameterError(f"the dedup config {config} is not a YAML mapping",
+                             hint="`dqkit dedup --example-config` prints an example")
+    for p in paths:
+        check_columns([key], table_columns(p), "--key")
+
+
+def lake(source: Any, *, s: Any = 4, t: Any = 10, seed: Any = 0, costs: Any = None, out: Any = None,
+         overwrite: bool = False) -> None:
+    """``dqkit lake``: the lake folder exists, s and t are at least 1, the cost file is text."""
+    database_tables(source, "the lake")
+    check_number(s, "--s", low=1, integer=True)
+    check_number(t, "--t", low=1, integer=True)
+    check_number(seed, "--seed", integer=True)
+    check_out(out, [source] + ([costs] if costs else []), overwrite)
+    if costs:
+        read_text_file(costs, "the cost file")
+
+
+def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_rows: Any = 20, out: Any = None,
+         overwrite: bool = False) -> Any:
+    """``dqkit tcfc``: the spec is text and parses, every local table and SQLite/DuckDB file it names
+    exists, the timeout is positive, ``--out`` is safe. Returns the spec (budgets: dqkit.tcfc.spec)."""
+    from dqkit.tcfc.spec import SpecError, load_spec
+
+    if not Path(os.fspath(spec)).is_file():
+        raise SpecError(f"no such spec file: {os.fspath(spec)}", hint="check the path; pass a YAML or JSON file")
+    read_text_file(spec, "the spec", SpecError)
+    check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
+    check_number(sample_rows, "--sample-rows", low=0, integer=True)
+    loaded = load_spec(spec)
+    inputs: list[Any] = [spec, *([reuse] if reuse else [])]
+    for pair in loaded.pairs:
+        for label, side in (("source", pair.source), ("target", pair.target)):
+            where = f"pair {pair.name!r}, {label}"
+            if side.url and side.url.split(":", 1)[0].lower() in ("sqlite", "duckdb"):
+                file = side.url.split(":///", 1)[-1] if ":///" in side.url else ""
+                if file and file != ":memory:" and not Path(file).exists():
+                    raise SourceError(f"{where}: the database file {file} does not exist",
+                                      hint="check the url; dqkit never creates a database to compare")
+                inputs.append(file)
+            elif side.engine_kind == "spark":
+                for name, src in [("table", side.table), *side.tables.items()]:
+                    if isinstance(src, str):
+                        check_table(src, f"{where}: {name}")
+                        inputs.append(src)
+    check_out(out, inputs, overwrite)
+    return loaded
+
+
+def query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mapping[str, str], sql: str) -> dict[str, list[Any]]:
+    """``dqkit query``: the statement is one read-only SELECT, every table exists, rules parse and
+    name its columns, keys are columns, and the query fits Daisy's subset. Returns the rules by table."""
+    check_read_only_select(sql)
+    if not tables:
+        raise ParameterError("no table given", hint="pass --table NAME=SOURCE (repeat for more)")
+    for flag, given in (("--rules", rules), ("--key", keys)):
+        for name in given:
+            if name not in tables:
+                raise UnknownTableError(f"{flag} {name}=...: table {name!r} is not registered",
+                                        hint=f"registered with --table: {', '.join(tables)}")
+    columns = {name: table_columns(check_table(src, f"--table {name}")) for name, src in tables.items()}
+    loaded = {name: load_rule_file(path) for name, path in rules.items()}
+    for name, cols in columns.items():
+        if name in keys:
+            check_columns([keys[name]], cols, f"--key {name}")
+        check_rule_columns(loaded.get(name, ()), cols)
+    if all(c is not None for c in columns.values()):
+        from dqkit.relax.sql import parse_query
+
+        parse_query(sql, {n: list(c) for n, c in columns.items() if c is not None})
+    return loaded
