@@ -21,7 +21,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.errors import InvalidKeyError, ReservedColumnError, UnknownColumnError
+from dqkit.errors import InvalidKeyError, UnknownColumnError
+from dqkit.reserved import RESERVED_PREFIXES, check_reserved, reserved_in
 from dqkit.sparkutil import cancellable, col
 
 __all__ = ["MAX_EXAMPLES", "WITHOUT_KEY", "RESERVED_PREFIXES", "key_columns", "check_key", "check_reserved",
@@ -33,9 +34,6 @@ MAX_EXAMPLES = 5
 WITHOUT_KEY = "leave --key out so dqkit adds a row id"
 """The default way on without a key (commands that number rows themselves)."""
 
-RESERVED_PREFIXES = ("_dq_", "__dqkit", "a__dq", "b__dq")
-"""Column-name prefixes of the columns dqkit adds while it works (tuple ids, fingerprints, candidates,
-pair sides). An input column starting with one of them is refused: it could be mistaken for dqkit's."""
 
 _N = "_dq_n"
 
@@ -104,22 +102,3 @@ def check_key(df: DataFrame, columns: str | Sequence[str], *, table: str, comman
     raise InvalidKeyError(f"{command}: key {label} of {table} {what}: " + "; ".join(parts),
                           hint=f"choose a unique key, or {without}; nothing was written",
                           columns=cols, repeated=repeats, null_rows=nulls, examples=tuple(examples))
-
-
-def reserved_in(columns: Iterable[str], names: Iterable[str] = (),
-                prefixes: Sequence[str] = RESERVED_PREFIXES) -> list[str]:
-    """The ``columns`` that are among ``names`` or start with one of ``prefixes`` (no Spark)."""
-    names = set(names)
-    return [c for c in columns if c in names or c.startswith(tuple(prefixes))]
-
-
-def check_reserved(columns: Iterable[str], *, table: str, command: str, names: Iterable[str] = (),
-                   prefixes: Sequence[str] = RESERVED_PREFIXES) -> None:
-    """Refuse input columns named like the columns dqkit adds (``names`` or ``prefixes``); no Spark."""
-    clash = reserved_in(columns, names, prefixes)
-    if clash:
-        shown = ", ".join(repr(c) for c in clash[:MAX_EXAMPLES])
-        raise ReservedColumnError(
-            f"{command}: column(s) {shown} of {table} clash with the columns dqkit adds itself "
-            f"(names starting with {', '.join(prefixes)}" + (f", or {', '.join(sorted(names))}" if names else "")
-            + ")", hint="rename those columns first (for example with a SELECT ... AS); nothing was written")

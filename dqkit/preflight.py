@@ -363,8 +363,21 @@ def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: 
                                          hint=f"columns of {table}: {', '.join(cols or [])}")
 
 
+def check_table_columns(columns: Sequence[str] | None, table: Any, command: str) -> None:
+    """A table read from its footer or header has columns, none named like dqkit's own (no Spark)."""
+    from dqkit.reserved import check_reserved
+
+    if columns is None:
+        return
+    if not columns:
+        raise SourceError(f"{os.fspath(table)} has no columns",
+                          hint="a table needs at least one column: remove the file, or write it with its columns")
+    check_reserved(columns, table=os.fspath(table), command=command)
+
+
 def rules_command(table: Any, rule_files: Sequence[Any], *, key: str | None = None, out: Any = None,
-                  overwrite: bool = False, numbers: Mapping[str, tuple[Any, dict[str, Any]]] | None = None) -> list[Any]:
+                  overwrite: bool = False, numbers: Mapping[str, tuple[Any, dict[str, Any]]] | None = None,
+                  command: str = "detect") -> list[Any]:
     """``dqkit detect`` / ``repair``: the table and rule files exist, rules parse and name columns of
     the table, the key is a column, numbers are in range, ``--out`` is safe. Returns the rules."""
     if not rule_files:
@@ -377,6 +390,7 @@ def rules_command(table: Any, rule_files: Sequence[Any], *, key: str | None = No
         check_number(value, name, **limits)
     rules = [r for f in rule_files for r in load_rule_file(f)]
     columns = table_columns(path)
+    check_table_columns(columns, table, command)
     if key:
         check_columns([key], columns, "--key")
     check_rule_columns(rules, columns)
@@ -394,7 +408,9 @@ def dedup(table: Any, key: str, config: Any, *, link: Any = None, threshold: Any
         raise ParameterError(f"the dedup config {config} is not a YAML mapping",
                              hint="`dqkit dedup --example-config` prints an example")
     for p in paths:
-        check_columns([key], table_columns(p), "--key")
+        columns = table_columns(p)
+        check_table_columns(columns, p, "dedup")
+        check_columns([key], columns, "--key")
 
 
 def lake(source: Any, *, s: Any = 4, t: Any = 10, seed: Any = 0, costs: Any = None, out: Any = None,
@@ -415,6 +431,8 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
     exists, the timeout is positive, ``--out`` is safe. Returns the spec (budgets: dqkit.tcfc.spec)."""
     from dqkit.tcfc.spec import SpecError, load_spec
 
+    if Path(os.fspath(spec)).is_dir():
+        raise SpecError(f"the spec {os.fspath(spec)} is a folder, not a file", hint="pass the spec's YAML or JSON file")
     if not Path(os.fspath(spec)).is_file():
         raise SpecError(f"no such spec file: {os.fspath(spec)}", hint="check the path; pass a YAML or JSON file")
     read_text_file(spec, "the spec", SpecError)
@@ -454,6 +472,7 @@ def query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mapping[str
     columns = {name: table_columns(check_table(src, f"--table {name}")) for name, src in tables.items()}
     loaded = {name: load_rule_file(path) for name, path in rules.items()}
     for name, cols in columns.items():
+        check_table_columns(cols, tables[name], "query")
         if name in keys:
             check_columns([keys[name]], cols, f"--key {name}")
         check_rule_columns(loaded.get(name, ()), cols)

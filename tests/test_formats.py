@@ -169,8 +169,10 @@ def test_duckdb_parquet_with_nanosecond_and_nested_columns_compares_identical(sp
 
 def test_a_duckdb_uuid_column_is_refused_naming_it(spark, tmp_path, capsys):
     duckdb = pytest.importorskip("duckdb")
-    duckdb.sql(f"COPY (SELECT 1 AS id, uuid() AS u) TO '{tmp_path / 't.parquet'}' (FORMAT parquet)")
-    code = main(["detect", str(tmp_path / "t.parquet"), "--rules", str(RULES)])
+    for side in ("old", "new"):
+        (tmp_path / side).mkdir()
+        duckdb.sql(f"COPY (SELECT 1 AS id, uuid() AS u) TO '{tmp_path / side / 't.parquet'}' (FORMAT parquet)")
+    code = main(["delta", str(tmp_path / "old"), str(tmp_path / "new")])
     err = capsys.readouterr().err
     assert code == 2
     assert "Spark has no type for the Parquet column(s) 'u' (UUID)" in err and "VARCHAR" in err

@@ -51,6 +51,7 @@ def load_rule_files(args: argparse.Namespace, **numbers: tuple[Any, dict[str, An
     from dqkit import preflight
 
     return preflight.rules_command(args.table, args.rules, key=args.key, out=getattr(args, "out", None),
+                                   command=getattr(args, "command", None) or "detect",
                                    overwrite=getattr(args, "overwrite", False), numbers=numbers)
 
 
