@@ -6,8 +6,9 @@ DELETE/INSERT records, ``calc_diff`` per column, and column statistics (9)-(14))
 
 How it runs (two scans of each version instead of the paper's ~100 passes): every row of both
 versions is fingerprinted (``dqkit.fingerprint``) and one shuffle groups the union by fingerprint,
-counting the copies on each side (``c_old``, ``c_new``); an observation on that aggregate gives
-statistics (1)-(8) while the same job caches only the changed fingerprints (``c_old != c_new``).
+counting the copies on each side (``c_old``, ``c_new``); the same job caches the changed fingerprints
+(``c_old != c_new``) and one row of statistics (1)-(8) over every fingerprint (two branches over one
+reused shuffle; never observed metrics, which a lost executor can leave partial).
 Those are broadcast to a second scan that fetches only the changed rows (cached, deduplicated only
 where a row repeats) for the row delta; the column stage pairs them by key with equi-joins and
 computes all column statistics in a single aggregation.
@@ -45,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -66,7 +67,7 @@ from dqkit.progress import ProgressCallback
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.session import get_spark
 from dqkit.sources import DatabaseSource, describe, read_database, read_failure
-from dqkit.sparkutil import cancellable, observed, scoped_conf
+from dqkit.sparkutil import cancellable, scoped_conf
 from dqkit.sparkutil import quote_ident as _q
 
 STAGES: tuple[str, ...] = ("dedup", "row", "column")
@@ -79,6 +80,7 @@ ROW_STAT_NAMES = ("rows_old", "rows_new", "rows_abs_diff", "dedup_rows_old", "de
                   "dedup_abs_diff", "differences", "percent")
 COLUMN_STAT_NAMES = ("count", "max", "min", "q1", "median", "q3")
 _C_OLD, _C_NEW = "_dq_c_old", "_dq_c_new"
+_STATS = "_dq_row_stats"
 
 
 
@@ -729,31 +731,41 @@ def _finish_counts(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan) -> tuple[DataFrame, dict[str, Any]]:
-    """The dedup and row stages' one shuffle: (the changed fingerprints, cached; statistics (1)-(8)).
+def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan
+                         ) -> tuple[DataFrame, dict[str, Any], DataFrame]:
+    """The dedup and row stages' one shuffle: (the changed fingerprints; statistics (1)-(8); the cache).
 
-    The fingerprint aggregate is consumed once: an observation computes the row statistics while
-    the same job keeps only the fingerprints whose copy counts differ (``c_old != c_new``). Only
-    that set is cached; it is what the row fetch needs.
+    The changed fingerprints are a view of the cache; ``cache.unpersist()`` releases it.
+
+    One job computes both, exactly: the changed fingerprints (``c_old != c_new``) and one row of
+    statistics over every fingerprint are two branches of one union over the same fingerprint
+    aggregate, whose shuffle Spark plans once and reuses for the second branch (``ReusedExchange``).
+    The union is cached; the statistics row is read back from the cache. Nothing here rests on
+    observed metrics (``Dataset.observe``): Spark aggregates those through an accumulator that a
+    recomputed task or stage (a lost executor, a fetch-failure retry) can leave counting only part
+    of the rows, which once turned a cluster run's 300,000 rows into 150,185 with exit 1 as usual.
+    Row data and statistics both come from ordinary query results, which Spark recomputes exactly.
     """
     counts = fingerprint_counts(old, new, plan)
     spark = counts.sparkSession
-    observation = Observation()
-    watched = counts.observe(observation, *_row_stat_columns())
+    stats = counts.agg(F.struct(*_row_stat_columns()).alias(_STATS))
+    changed_part = counts.filter(F.col(_C_OLD) != F.col(_C_NEW)).select(
+        FP_HI, FP_LO, _C_OLD, _C_NEW, F.lit(None).cast(stats.schema[_STATS].dataType).alias(_STATS))
+    stats_part = stats.select(*[F.lit(None).cast(counts.schema[c].dataType).alias(c)
+                                for c in (FP_HI, FP_LO, _C_OLD, _C_NEW)], _STATS)
     # a cached query is planned when persist() is called, so the planner options must be set here
     with scoped_conf(spark, {**DISTINCT_GROUPS_CONF, **UNCOMPRESSED_CACHE_CONF}):
-        changed = watched.filter(F.col(_C_OLD) != F.col(_C_NEW)).persist()
+        combined = changed_part.unionByName(stats_part).persist()
     try:
         with scoped_conf(spark, DISTINCT_GROUPS_CONF):
-            changed.count()
-            observed_row = observed(observation)
-            if observed_row is None:  # metrics not reported: count directly
-                observed_row = counts.agg(*_row_stat_columns()).first().asDict()
-        stats = _finish_counts(observed_row)
+            combined.count()
+            row = combined.filter(F.col(_STATS).isNotNull()).select(f"{_STATS}.*").first()
+        stats_row = row.asDict() if row is not None else {}
+        result = _finish_counts(stats_row)
     except BaseException:
-        changed.unpersist()
+        combined.unpersist()
         raise
-    return changed, stats
+    return combined.filter(F.col(FP_HI).isNotNull()).drop(_STATS), result, combined
 
 
 def finish_row_statistics(s: dict[str, int]) -> dict[str, Any]:
@@ -855,20 +867,17 @@ def _pairing_aggregates() -> list[Column]:
                        F.lit(0)).alias("_dq_ambiguous")]
 
 
-def pair_by_key(row_delta: DataFrame, plan: TablePlan, observation: Observation | None = None) -> DataFrame:
+def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
     """The key-paired updates: one row per key with exactly one DELETE (``o``) and one INSERT (``n``).
 
     Pairing is two equi-joins on the key (NULL-safe) restricted to the keys counted once on each
     side, so every aggregate stays fixed-width and a non-unique key can never produce a cross
-    product: a key with more than one record on a side is ambiguous and is left unpaired (counted).
-    With ``observation``, the job that consumes the pairs also reports the pairing counts
-    (``_pairing_aggregates``) over every key, so telling ambiguous keys apart needs no job of its own.
+    product: a key with more than one record on a side is ambiguous and is left unpaired (counted
+    by ``column_statistics``).
     """
     assert plan.key is not None
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
     counts = key_counts(row_delta, plan)
-    if observation is not None:
-        counts = counts.observe(observation, *_pairing_aggregates())
     keys = counts.filter(_is_pair()).select(*[F.col(_q(k)) for k in plan.key])
 
     def side(status: str, alias: str) -> DataFrame:
@@ -921,16 +930,14 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
 
 
 def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataFrame, plan: TablePlan,
-                      row_stats: Mapping[str, Any], observation: Observation | None = None
-                      ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+                      row_stats: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Statistics (9)-(14) for every column and the pairing counts.
 
     One aggregation over the pairs gives every column's statistics and the number of pairs. The
-    DELETE and INSERT record counts are the row statistics. When some records stayed unpaired, the
-    ambiguous ones are told apart by the pairing counts observed in that same job (``observation``
-    of ``pair_by_key``). They are used only when they agree with what was counted directly (pairs,
-    DELETE and INSERT records); otherwise, or when Spark reported none, a second fixed-width
-    aggregation over the keys computes them.
+    DELETE and INSERT record counts are the row statistics. Only when some records stayed unpaired
+    does a second fixed-width aggregation over the keys tell the ambiguous ones apart (a key with
+    more than one record on a side). Both are ordinary query results, never observed metrics,
+    which a recomputed task can leave partial (see ``changed_fingerprints``).
     """
     row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
     stats: dict[str, dict[str, Any]] = {}
@@ -945,11 +952,7 @@ def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataF
     paired, deletes, inserts = int(row["_dq_pairs"]), int(row_stats["deletes"]), int(row_stats["inserts"])
     ambiguous = 0
     if paired < max(deletes, inserts):
-        seen = observed(observation) if observation is not None else None
-        agrees = seen is not None and (seen.get("_dq_pairs"), seen.get("_dq_deletes"), seen.get("_dq_inserts")) == (
-            paired, deletes, inserts)
-        if not agrees:
-            seen = key_counts(row_delta, plan).agg(*_pairing_aggregates()).first().asDict()
+        seen = key_counts(row_delta, plan).agg(*_pairing_aggregates()).first().asDict()
         ambiguous = int(seen["_dq_ambiguous"])
     pairing = {"paired": paired, "deletes": deletes, "inserts": inserts, "ambiguous_key_rows": ambiguous,
                "unpaired_deletes": deletes - paired, "unpaired_inserts": inserts - paired}
@@ -1075,8 +1078,8 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
     cached: list[DataFrame] = []
     if "dedup" in stages or need_row:
         start = time.perf_counter()
-        changed, row_stats = changed_fingerprints(old, new, plan)
-        cached.append(changed)
+        changed, row_stats, cache = changed_fingerprints(old, new, plan)
+        cached.append(cache)
         timings["dedup"] = time.perf_counter() - start
         seconds["dedup"] += timings["dedup"]
         if need_row:
@@ -1084,7 +1087,7 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
             try:
                 fetched, row_delta = fetch_changed_rows(old, new, plan, changed, row_stats)
             except BaseException:
-                changed.unpersist()
+                cache.unpersist()
                 raise
             cached.append(fetched)
             timings["row"] = time.perf_counter() - start
@@ -1110,13 +1113,9 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
     assert row_delta is not None
     pairs = pair_by_key(row_delta, plan)
     col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol)
-    # the statistics job runs over its own observed copy of the pairs; the kept frames stay plain
-    pairing_counts = Observation()
-    observed_pairs = pair_by_key(row_delta, plan, pairing_counts)
     try:
         with scoped_conf(pairs.sparkSession, DISTINCT_GROUPS_CONF):
-            stats, pairing = column_statistics(observed_pairs, aggs, row_delta, plan, table.row_stats,
-                                               pairing_counts)
+            stats, pairing = column_statistics(pairs, aggs, row_delta, plan, table.row_stats)
     except BaseException:
         for frame in cached:
             frame.unpersist()
