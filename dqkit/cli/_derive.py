@@ -1,0 +1,57 @@
+"""A system's CLI subcommand, derived from its declaration (``dqkit.systems``): argument names, help,
+defaults, required options and the exit-code text all come from ``Params``, and the arguments are
+parsed by the same ``System.prepare`` the report and the widget use."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from dqkit.cli._emit import add_output_options, check_out, emit, start_session, terminal_progress
+from dqkit.systems.base import ParamSpec, System
+
+#: The global flags every subcommand also accepts; no parameter may take their names.
+GLOBAL_FLAGS = ("master", "remote", "debug", "format", "out", "overwrite", "version", "help")
+
+
+def _help(s: ParamSpec) -> str:
+    text = s.help
+    if s.choices:
+        text += f"; one of {', '.join(map(str, s.choices))}"
+    if s.repeat:
+        text += " (repeat for more)"
+    if not s.required and s.default not in (None, (), "", False):
+        shown = ",".join(map(str, s.default)) if isinstance(s.default, tuple) else s.default
+        text += f" (default: {shown})"
+    return text.replace("%", "%%")
+
+
+def add_system_command(sub: argparse._SubParsersAction, system: System) -> argparse.ArgumentParser:
+    """Add ``system``'s subcommand to ``sub``; its ``func`` runs the system and returns the exit code."""
+    p = sub.add_parser(system.name, help=system.summary,
+                       description=f"{system.description or system.summary} {system.exit_text()}")
+    for s in system.params.specs():
+        if s.name in GLOBAL_FLAGS:
+            raise TypeError(f"system {system.name!r}: parameter {s.name!r} clashes with a global flag")
+        if s.positional:
+            p.add_argument(s.name, metavar=s.metavar or s.name.upper(), help=_help(s),
+                           nargs=None if s.required else "?")
+        elif s.kind is bool:
+            p.add_argument(s.flag, action=argparse.BooleanOptionalAction, default=None, help=_help(s))
+        elif s.repeat:
+            p.add_argument(s.flag, action="append", default=None, metavar=s.metavar or s.name.upper(), help=_help(s))
+        else:
+            p.add_argument(s.flag, default=None, metavar=s.metavar or s.name.upper(), help=_help(s),
+                           required=s.required)
+    add_output_options(p, system.output)
+    p.set_defaults(func=lambda args: run_system(system, args), system=system.name)
+    return p
+
+
+def run_system(system: System, args: argparse.Namespace) -> int:
+    """Parse and validate (no Spark), check ``--out``, then run and emit; returns the exit code."""
+    values: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in system.params.specs()}
+    params = system.prepare(values)
+    check_out(args, params.inputs())
+    start_session(args)
+    result = system.run(params, spark=None, progress=terminal_progress(system.name, "steps"), cancel=None)
+    return emit(result, args, sample_rows=int(getattr(params, "sample_rows", 10) or 0))
