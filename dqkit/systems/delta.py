@@ -60,7 +60,7 @@ DELTA = System(
                 "statistics.",
     params=DeltaParams,
     run=run,
-    template="delta_report",
+    template="system_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table", "Changes")), ("Charts", ("Chart",))),
     exit_codes={0: "identical", 1: "different", 2: "error"},
     output="the validation namespace (delta tables, statistics, charts, report.html)",
