@@ -364,7 +364,7 @@ class TableDelta:
     cached: tuple[DataFrame, ...] = field(repr=False, default=())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DeltaResult(Result):
     """The outcome of ``delta``: per-table statistics and lazily evaluated delta DataFrames.
 

@@ -73,7 +73,7 @@ def plot_block_stats(stats: pd.DataFrame):
     return fig
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DedupResult(Result):
     """The outcome of ``dedup``. DataFrames stay lazy (the levels of the candidate pairs and the
     clusters are checkpointed once); the summaries are small aggregates computed at the threshold.

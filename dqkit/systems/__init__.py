@@ -2,12 +2,15 @@
 
 The CLI subcommands, ``dqkit report NAME`` and the widget controllers are derived from these
 declarations. The built-in declarations are loaded on first use (each imports its kernel only when
-it runs), so listing the systems or checking parameters never starts Spark. ``register`` adds
-another system (a plug-in, or the toy system of the contract tests) with no other code.
+it runs), so listing the systems or checking parameters never starts Spark. Another system (a
+plug-in, or the toy system of the contract tests) needs no other code: ``register(system)`` in the
+running process, or ``DQKIT_SYSTEMS=module:ATTR[,module:ATTR]`` in the environment, which also
+reaches the kernels that ``dqkit report`` starts.
 """
 from __future__ import annotations
 
 import importlib
+import os
 
 from dqkit.errors import ParameterError
 from dqkit.systems.base import ExitCodes, Params, ParamSpec, System, param
@@ -26,9 +29,14 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    for entry in BUILTIN:
+    plugins = [e.strip() for e in os.environ.get("DQKIT_SYSTEMS", "").split(",") if e.strip()]
+    for entry in (*BUILTIN, *plugins):
         module, _, attr = entry.partition(":")
-        system = getattr(importlib.import_module(module), attr)
+        try:
+            system = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ParameterError(f"DQKIT_SYSTEMS names {entry!r}, which cannot be loaded: {exc}",
+                                 hint="write module:ATTRIBUTE, with the module importable here") from None
         _SYSTEMS.setdefault(system.name, system)
 
 

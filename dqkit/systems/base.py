@@ -310,6 +310,9 @@ class System:
     tabs: tuple[TabSpec, ...] = (("Result", ()),)
     exit_codes: ExitCodes = field(default_factory=lambda: {0: "clean", 1: "findings", 2: "error"})
     output: str = "the result (summary.json, report.html and its tables)"
+    #: parameters that run the system on its bundled example (relative to the repository root): the
+    #: contract tests and ``--help`` examples use them
+    example: Mapping[str, Any] = field(default_factory=dict)
 
     def prepare(self, values: Mapping[str, Any] | None = None, **more: Any) -> Params:
         """``Params.parse`` then ``validate``: every check that needs no Spark, for every front end."""

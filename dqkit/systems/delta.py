@@ -64,4 +64,5 @@ DELTA = System(
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table", "Changes")), ("Charts", ("Chart",))),
     exit_codes={0: "identical", 1: "different", 2: "error"},
     output="the validation namespace (delta tables, statistics, charts, report.html)",
+    example={"old": "data/users/old", "new": "data/users/new", "key": ["users=id"]},
 )
