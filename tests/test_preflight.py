@@ -194,7 +194,7 @@ def test_the_report_folder_and_its_output_may_not_overlap_an_input(data, capsys)
     (["lake", "lake", "--t", "-3"], "--t must be at least 1"),
     (["delta", "t.csv", "t.csv", "--abs-tol", "-1"], "--abs-tol must be at least 0"),
     (["delta", "t.csv", "t.csv", "--rel-tol", "nan"], "--rel-tol must be at least 0"),
-    (["delta", "t.csv", "t.csv", "--stages", "row,colum"], "unknown stage 'colum'"),
+    (["delta", "t.csv", "t.csv", "--stages", "row,colum"], "--stages must be one of dedup, row, column, got 'colum'"),
     (["tcfc", "--spec", "spec.yaml", "--connect-timeout", "0"], "--connect-timeout must be more than 0"),
     (["report", "dedup", "-p", "table", "t.csv", "-p", "key", "tid", "-p", "config", "dedup.yaml",
       "-p", "threshold", "2", "-o", "rep"], "--threshold must be"),

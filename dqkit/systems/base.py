@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -244,25 +243,18 @@ class ParamSpec:
         if kind is float:
             if isinstance(raw, bool):
                 raise ValueError("expected a number")
-            value = float(str(raw).strip()) if isinstance(raw, str) else float(raw)
-            if math.isnan(value):
-                raise ValueError("NaN is not a number here")
-            return value
+            return float(str(raw).strip()) if isinstance(raw, str) else float(raw)  # NaN: refused by the range
         if kind is str:
             return raw if isinstance(raw, str) else str(raw)
         return raw
 
     def _check_range(self, value: Any) -> None:
+        from dqkit.preflight import check_number  # the one range check, with the one wording
+
         for item in (value if self.repeat else [value]):
-            if item is None:
-                continue
-            low_ok = self.low is None or (item > self.low if self.low_open else item >= self.low)
-            high_ok = self.high is None or item <= self.high
-            if not (low_ok and high_ok):
-                lo = "" if self.low is None else (f"> {self.low:g}" if self.low_open else f">= {self.low:g}")
-                hi = "" if self.high is None else f"<= {self.high:g}"
-                raise ParameterError(f"{self.label} must be {' and '.join(x for x in (lo, hi) if x)}, got {item!r}",
-                                     hint=f"{self.label}: {self.help}")
+            if item is not None:
+                check_number(item, self.label, low=self.low, high=self.high, low_open=self.low_open,
+                             integer=self.kind is int)
 
     def format(self, value: Any) -> Any:
         """The JSON-ready form of ``value`` (``parse`` of it gives ``value`` back)."""
