@@ -195,7 +195,7 @@ def test_the_report_folder_and_its_output_may_not_overlap_an_input(data, capsys)
     (["delta", "t.csv", "t.csv", "--abs-tol", "-1"], "--abs-tol must be at least 0"),
     (["delta", "t.csv", "t.csv", "--rel-tol", "nan"], "--rel-tol must be at least 0"),
     (["delta", "t.csv", "t.csv", "--stages", "row,colum"], "unknown stage 'colum'"),
-    (["tcfc", "--spec", "spec.yaml", "--connect-timeout", "0"], "--connect-timeout must be more than 0"),
+    (["tcfc", "--spec", "spec.yaml", "--connect-timeout", "0"], "--connect-timeout must be > 0"),
     (["report", "dedup", "-p", "table", "t.csv", "-p", "key", "tid", "-p", "config", "dedup.yaml",
       "-p", "threshold", "2", "-o", "rep"], "--threshold must be"),
     (["report", "lake", "-p", "lake", "lake", "-p", "s", "0", "-o", "rep"], "--s must be at least 1"),
