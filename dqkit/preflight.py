@@ -439,6 +439,13 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
     check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
     check_number(sample_rows, "--sample-rows", low=0, integer=True)
     loaded = load_spec(spec)
+    check_out(out, tcfc_inputs(spec, loaded, reuse), overwrite)
+    return loaded
+
+
+def tcfc_inputs(spec: Any, loaded: Any, reuse: Any = None) -> list[Any]:
+    """The local paths a ``tcfc`` run reads (the spec, the ``--reuse`` folder, SQLite/DuckDB files, Spark
+    tables of the loaded spec), each checked to exist: what ``--out`` may not overlap."""
     inputs: list[Any] = [spec, *([reuse] if reuse else [])]
     for pair in loaded.pairs:
         for label, side in (("source", pair.source), ("target", pair.target)):
@@ -454,8 +461,7 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
                     if isinstance(src, str):
                         check_table(src, f"{where}: {name}")
                         inputs.append(src)
-    check_out(out, inputs, overwrite)
-    return loaded
+    return inputs
 
 
 def query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mapping[str, str], sql: str) -> dict[str, list[Any]]:

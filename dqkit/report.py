@@ -90,12 +90,6 @@ register_report(ReportSpec(
 
 
 register_report(ReportSpec(
-    "tcfc", "tcfc_report", "dqkit.tcfc.reporting:report_arguments",
-    "table pairs compared fragment by fragment within a time budget, across engines (TCFC)",
-    paths=("spec", "reuse", "output")))
-
-
-register_report(ReportSpec(
     "lake", "lake_report", "dqkit.lake:report_arguments",
     "tables of a lake contained in others (R2D2): stages, containment graph and deletion plan",
     paths=("lake", "costs", "output")))
@@ -513,13 +507,6 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
     elif name == "dedup":
         _need(p, "table", "key", "config")
         pf.dedup(p["table"], p["key"], p["config"], threshold=p.get("threshold"), out=out)
-    elif name == "tcfc":
-        from dqkit.tcfc.spec import check_budget
-
-        _need(p, "spec")
-        if p.get("budget") not in (None, 0, 0.0):
-            check_budget(p["budget"])
-        pf.tcfc(p["spec"], reuse=p.get("reuse"), out=out)
     elif name == "lake":
         _need(p, "lake")
         pf.lake(p["lake"], s=p.get("s"), t=p.get("t"), seed=p.get("seed"), costs=p.get("costs"), out=out)

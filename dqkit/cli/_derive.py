@@ -4,6 +4,8 @@ parsed by the same ``System.prepare`` the report and the widget use."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 from typing import Any
 
 from dqkit.cli._emit import add_output_options, check_out, emit, start_session, terminal_progress
@@ -48,10 +50,40 @@ def add_system_command(sub: argparse._SubParsersAction, system: System) -> argpa
 
 
 def run_system(system: System, args: argparse.Namespace) -> int:
-    """Parse and validate (no Spark), check ``--out``, then run and emit; returns the exit code."""
+    """Parse and validate (no Spark), check ``--out``, then run and emit; returns the exit code.
+
+    The system's CLI hooks (``dqkit.systems.base.System``) apply here: ``session`` (start Spark now, or
+    only export ``--master``/``--remote`` for ``run`` to start it), ``clocked`` (``run`` gets
+    ``started=args.started``, set by ``dqkit.cli.main`` when the command started), ``cli_guard`` (around
+    ``run``) and ``cli_exit`` (with the exit code, after the output). A result with ``close()`` is closed
+    once printed and saved."""
     values: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in system.params.specs()}
     params = system.prepare(values)
     check_out(args, params.inputs())
-    start_session(args)
-    result = system.run(params, spark=None, progress=terminal_progress(system.name, "steps"), cancel=None)
-    return emit(result, args, sample_rows=int(getattr(params, "sample_rows", 10) or 0))
+    if system.session == "environment":
+        export_session(args)
+    else:
+        start_session(args)
+    options: dict[str, Any] = {"started": getattr(args, "started", None)} if system.clocked else {}
+    with system.cli_guard() if system.cli_guard is not None else contextlib.nullcontext():
+        result = system.run(params, spark=None, progress=terminal_progress(system.name, system.progress_unit),
+                            cancel=None, **options)
+    try:
+        code = emit(result, args, sample_rows=int(getattr(params, "sample_rows", 10) or 0))
+    finally:
+        close = getattr(result, "close", None)
+        if callable(close):
+            close()
+    if system.cli_exit is not None:
+        system.cli_exit(code)
+    return code
+
+
+def export_session(args: argparse.Namespace) -> None:
+    """Hand ``--remote`` / ``--master`` to the run through the environment ``dqkit.session.get_spark``
+    reads (SPARK_REMOTE / DQKIT_SPARK_MASTER) instead of starting a session here: the run starts Spark
+    when it needs it, e.g. inside its time budget."""
+    if getattr(args, "remote", None):
+        os.environ["SPARK_REMOTE"] = args.remote
+    elif getattr(args, "master", None):
+        os.environ["DQKIT_SPARK_MASTER"] = args.master

@@ -14,6 +14,7 @@ import json
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import MISSING, dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -291,6 +292,8 @@ class System:
     ``run(params, *, spark, progress, cancel) -> Result``; ``template`` is the report notebook
     (``system_report``: the generic one that renders ``sections()``); ``tabs`` say which sections a
     widget shows in which tab; ``exit_codes`` what each exit code means; ``output`` what ``--out`` keeps.
+    ``progress_unit``, ``session``, ``clocked``, ``cli_guard`` and ``cli_exit`` are optional hooks of the
+    derived CLI subcommand, for a system whose run has to own its start-up (tcfc's budget clock).
     """
 
     name: str
@@ -305,6 +308,27 @@ class System:
     #: parameters that run the system on its bundled example (relative to the repository root): the
     #: contract tests and ``--help`` examples use them
     example: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- optional hooks for the derived CLI subcommand (``dqkit.cli._derive.run_system``); the defaults
+    # -- fit a system that needs none of them. A front end other than the CLI ignores them.
+    #: what the terminal progress line counts (``dqkit SYSTEM: 3/7 UNIT done``)
+    progress_unit: str = "steps"
+    #: how ``--master``/``--remote`` reach ``run``: ``"start"`` starts that SparkSession once the checks
+    #: passed, before ``run``; ``"environment"`` only exports them (DQKIT_SPARK_MASTER / SPARK_REMOTE), so
+    #: ``run`` starts Spark itself when and if it needs it (tcfc: inside its time budget)
+    session: str = "start"
+    #: ``run`` also takes ``started=`` (the ``time.monotonic()`` at which the command started,
+    #: ``args.started``): a time budget whose clock counts parsing, checks and start-up too
+    clocked: bool = False
+    #: a context manager the CLI runs ``run`` inside (e.g. keeping file descriptor 2 across a JVM launch)
+    cli_guard: Callable[[], AbstractContextManager[Any]] | None = None
+    #: called by the CLI with the exit code once the output is printed (e.g. to leave the process without
+    #: waiting for a background thread still starting an engine)
+    cli_exit: Callable[[int], None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.session not in ("start", "environment"):
+            raise TypeError(f"system {self.name!r}: session must be 'start' or 'environment', got {self.session!r}")
 
     def prepare(self, values: Mapping[str, Any] | None = None, **more: Any) -> Params:
         """``Params.parse`` then ``validate``: every check that needs no Spark, for every front end."""
