@@ -83,11 +83,6 @@ register_report(ReportSpec(
     "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
     paths=("table", "rules", "output")))
 
-register_report(ReportSpec(
-    "dedup", "dedup_report", "dqkit.dedup._report:report_arguments",
-    "a table deduplicated: blocking, Fellegi-Sunter match scores, clusters and golden records",
-    paths=("table", "config", "output")))
-
 
 register_report(ReportSpec(
     "lake", "lake_report", "dqkit.lake:report_arguments",
@@ -465,6 +460,8 @@ def _declared_parameters(system: Any, parameters: Mapping[str, Any], out_dir: st
                          and not v.startswith("catalog:") else v) for s in params.specs() if s.input}
     params = dataclasses.replace(params, **absolute)
     pf.check_out(out_dir, params.inputs(), overwrite=True)  # a report folder is reused; never an input
+    if system.check_output is not None:
+        system.check_output(params, output or None)
     if output:
         output = os.path.abspath(output)
         pf.check_out(output, params.inputs(), overwrite=False)
@@ -504,9 +501,6 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
         _need(p, "table", "rules")
         pf.rules_command(p["table"], [p["rules"]], key=p.get("key"), out=out,
                          numbers={"max_iterations": (p.get("max_iterations"), {"low": 1, "integer": True})})
-    elif name == "dedup":
-        _need(p, "table", "key", "config")
-        pf.dedup(p["table"], p["key"], p["config"], threshold=p.get("threshold"), out=out)
     elif name == "lake":
         _need(p, "lake")
         pf.lake(p["lake"], s=p.get("s"), t=p.get("t"), seed=p.get("seed"), costs=p.get("costs"), out=out)

@@ -11,7 +11,7 @@ import pytest
 
 from dqkit import __version__
 from dqkit.cli import main
-from dqkit.errors import ParameterError, SourceError
+from dqkit.errors import ParameterError, SourceError, UnknownColumnError
 from dqkit.params import parse_keys
 from dqkit.report import collect_parameters, template_parameters
 
@@ -191,11 +191,12 @@ def test_the_rules_report_runs_through_the_registry_and_with_repair_true_also_re
     assert (saved / "repair" / "summary.json").is_file() and (saved / "repair" / "repaired").is_dir()
 
 
-def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_golden_records(tmp_path, capsys):
-    """One run of templates/dedup_report.ipynb on 30 generated people; bad parameters fail in the adapter."""
+def test_the_dedup_report_takes_its_parameters_from_the_declaration_and_shows_golden_records_and_accuracy(
+        tmp_path, capsys):
+    """One run of the shared system report for dedup on 30 generated people; bad parameters are refused
+    by the dedup declaration (``System.prepare``, no Spark) before papermill starts a kernel."""
     from data.people import generate_people
-    from dqkit.dedup._report import report_arguments as dedup_arguments
-    from dqkit.dedup.config import ConfigError
+    from dqkit.systems import get
 
     records, truth = generate_people(30, seed=3)
     people = records.merge(truth, on="rec_id")
@@ -209,13 +210,20 @@ def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_go
                       "  - {column: address_1, method: token_set}\n")
     bad = tmp_path / "bad.yaml"
     bad.write_text("blocking: [[surname]\ncomparisons: []\n")
-    with pytest.raises(ConfigError, match="line 2, column"):
-        dedup_arguments(table=str(table), key="rec_id", config=str(bad))
-    with pytest.raises(ParameterError, match="threshold must be a probability"):
-        dedup_arguments(table=str(table), key="rec_id", config=str(config), threshold="1.5")
-    with pytest.raises(SourceError, match="does not exist"):
-        dedup_arguments(table=str(tmp_path / "nope.csv"), key="rec_id", config=str(config))
-    assert dedup_arguments(table=str(table), key="rec_id", config=str(config))["threshold"] is None
+    dedup = get("dedup")
+    with pytest.raises(ParameterError, match="line 2, column"):
+        dedup.prepare(table=str(table), key="rec_id", config=str(bad))
+    with pytest.raises(ParameterError, match="--threshold must be >= 0 and <= 1"):
+        dedup.prepare(table=str(table), key="rec_id", config=str(config), threshold="1.5")
+    with pytest.raises(SourceError, match="nope.csv"):
+        dedup.prepare(table=str(tmp_path / "nope.csv"), key="rec_id", config=str(config))
+    with pytest.raises(UnknownColumnError, match="--truth: unknown column .entiti."):
+        dedup.prepare(table=str(table), key="rec_id", config=str(config), truth="entiti")
+    assert dedup.prepare(table=str(table), key="rec_id", config=str(config)).threshold is None
+    assert main(["report", "dedup", "-p", "table", str(table), "-p", "key", "rec_id", "-p", "config", str(config),
+                 "-p", "csv", "true", "-o", str(tmp_path / "refused")]) == 2
+    assert "--csv and --all-pairs shape what --out writes" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
 
     out, saved = tmp_path / "dedup", tmp_path / "saved"
     code = main(["report", "dedup", "-p", "table", str(table), "-p", "key", "rec_id", "-p", "config", str(config),
@@ -227,8 +235,8 @@ def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_go
     assert "Golden records of the largest clusters" in html and "Pairwise accuracy at threshold 0.95" in html
     assert "Precision and recall by threshold" in html and html.count("data:image/png;base64,") >= 4
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script" not in html.lower()
-    assert 'src="http' not in html and "report_arguments" not in html  # no code shown
-    for fact in ("Reproduce with", "-p threshold 0.95", f"-o {out}", "input records", pyspark.__version__,
-                 "comparison surname", str(saved)):
+    assert 'src="http' not in html and "prepare_report" not in html  # no code shown
+    for fact in ("Reproduce with", "-p threshold 0.95", "-p truth entity", f"-o {out}", "records",
+                 pyspark.__version__, "comparison surname", str(saved)):
         assert fact in html, fact
     assert sorted(p.name for p in saved.iterdir() if p.is_dir()) == ["clusters", "golden", "pairs"]

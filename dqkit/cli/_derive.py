@@ -31,34 +31,48 @@ def add_system_command(sub: argparse._SubParsersAction, system: System) -> argpa
     """Add ``system``'s subcommand to ``sub``; its ``func`` runs the system and returns the exit code."""
     p = sub.add_parser(system.name, help=system.summary,
                        description=f"{system.description or system.summary} {system.exit_text()}")
+    lenient = bool(system.actions)  # an action flag works alone: Params.parse says what is missing
     for s in system.params.specs():
         if s.name in GLOBAL_FLAGS:
             raise TypeError(f"system {system.name!r}: parameter {s.name!r} clashes with a global flag")
         if s.positional:
             p.add_argument(s.name, metavar=s.metavar or s.name.upper(), help=_help(s),
-                           nargs=None if s.required else "?")
+                           nargs=None if s.required and not lenient else "?")
         elif s.kind is bool:
             p.add_argument(s.flag, action=argparse.BooleanOptionalAction, default=None, help=_help(s))
         elif s.repeat:
             p.add_argument(s.flag, action="append", default=None, metavar=s.metavar or s.name.upper(), help=_help(s))
         else:
             p.add_argument(s.flag, default=None, metavar=s.metavar or s.name.upper(), help=_help(s),
-                           required=s.required)
+                           required=s.required and not lenient)
+    for name, (text, _) in system.actions.items():
+        if name in GLOBAL_FLAGS or name in {s.name for s in system.params.specs()}:
+            raise TypeError(f"system {system.name!r}: action {name!r} clashes with a flag")
+        p.add_argument("--" + name.replace("_", "-"), action="store_true", dest=f"_action_{name}",
+                       help=text.replace("%", "%%"))
     add_output_options(p, system.output)
     p.set_defaults(func=lambda args: run_system(system, args), system=system.name)
     return p
 
 
 def run_system(system: System, args: argparse.Namespace) -> int:
-    """Parse and validate (no Spark), check ``--out``, then run and emit; returns the exit code.
+    """An action flag prints its text (exit 0); otherwise parse and validate (no Spark), check
+    ``--out``, then run and emit (``Result.save`` for ``--out``); returns the exit code.
 
-    The system's CLI hooks (``dqkit.systems.base.System``) apply here: ``session`` (start Spark now, or
-    only export ``--master``/``--remote`` for ``run`` to start it), ``clocked`` (``run`` gets
-    ``started=args.started``, set by ``dqkit.cli.main`` when the command started), ``cli_guard`` (around
-    ``run``) and ``cli_exit`` (with the exit code, after the output). A result with ``close()`` is closed
-    once printed and saved."""
+    The system's CLI hooks (``dqkit.systems.base.System``) apply here: ``actions`` (flags that print a
+    text and exit 0), ``check_output`` (Spark-free checks of ``--out`` against the parameters),
+    ``session`` (start Spark now, or only export ``--master``/``--remote`` for ``run`` to start it),
+    ``clocked`` (``run`` gets ``started=args.started``, set by ``dqkit.cli.main`` when the command
+    started), ``cli_guard`` (around ``run``) and ``cli_exit`` (with the exit code, after the output).
+    A result with ``close()`` is closed once printed and saved."""
+    for name, (_, action) in system.actions.items():
+        if getattr(args, f"_action_{name}", False):
+            print(action(), end="")
+            return 0
     values: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in system.params.specs()}
     params = system.prepare(values)
+    if system.check_output is not None:
+        system.check_output(params, getattr(args, "out", None))
     check_out(args, params.inputs())
     if system.session == "environment":
         export_session(args)

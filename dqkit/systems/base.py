@@ -308,6 +308,14 @@ class System:
     #: parameters that run the system on its bundled example (relative to the repository root): the
     #: contract tests and ``--help`` examples use them
     example: Mapping[str, Any] = field(default_factory=dict)
+    #: flags that print a text and exit 0 instead of running, by name (``example_config`` is
+    #: ``--example-config``): (help, a function returning the text). With any, the CLI leaves the
+    #: required parameters to ``Params.parse``, so the flag works alone.
+    actions: Mapping[str, tuple[str, Callable[[], str]]] = field(default_factory=dict)
+    #: checks of the output target that depend on the parameters, without Spark:
+    #: ``check_output(params, out)`` (``out`` None when nothing is saved) raises a ``DqkitError``; the
+    #: CLI calls it with ``--out`` and the report with ``output`` (dedup: --csv needs a folder)
+    check_output: Callable[[Params, str | None], None] | None = None
 
     # -- optional hooks for the derived CLI subcommand (``dqkit.cli._derive.run_system``); the defaults
     # -- fit a system that needs none of them. A front end other than the CLI ignores them.
