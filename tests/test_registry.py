@@ -58,7 +58,7 @@ def test_the_toy_cli_refuses_bad_parameters_before_spark(toy, tmp_path, capsys):
     assert main(["toy", str(csv), "--column", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
     assert main(["toy", str(csv), "--column", "name", "--allowed", "-1"]) == 2
-    assert "--allowed must be >= 0" in capsys.readouterr().err
+    assert "--allowed must be at least 0" in capsys.readouterr().err
     assert main(["toy", str(tmp_path / "missing.csv"), "--column", "name"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
 
