@@ -44,7 +44,7 @@ def test_example_config_works_alone_and_prints_a_config_that_parses():
     ([PEOPLE, "--key", "rec_id", "--config", CONFIG, "--sources", "a,b"], "--sources names the two tables of --link"),
     ([PEOPLE, "--key", "rec_id", "--config", CONFIG, "--link", PEOPLE, "--sources", "a"], "--sources needs two different"),
     ([PEOPLE, "--key", "rec_id", "--config", CONFIG, "--truth", "rec_id"], "--truth is the key itself"),
-    ([PEOPLE, "--key", "rec_id", "--config", CONFIG, "--threshold", "1.5"], "--threshold must be >= 0 and <= 1"),
+    ([PEOPLE, "--key", "rec_id", "--config", CONFIG, "--threshold", "1.5"], "--threshold must be at least 0 and at most 1"),
 ])
 def test_bad_dedup_arguments_exit_2_with_one_line_before_spark(argv, message):
     done = _cli_without_spark("dedup", *argv)
