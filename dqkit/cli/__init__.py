@@ -17,7 +17,7 @@ from dqkit.errors import DqkitError, DqkitWarning
 
 # Subcommand modules, in the order `dqkit --help` lists them.
 SUBCOMMANDS = ("dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.dedup", "dqkit.cli.tcfc",
-               "dqkit.cli.lake", "dqkit.cli.query", "dqkit.cli.report")
+               "dqkit.cli.report")
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
