@@ -388,16 +388,19 @@ def test_lake_report_template_runs_through_the_registry(spark, tmp_path, capsys)
 
     from dqkit.cli import main
     from dqkit.report import REPORTS
+    from dqkit.systems import get
 
-    assert "lake" in REPORTS
+    assert "lake" not in REPORTS and get("lake").template == "lake_report"  # parameters from the declaration
     folder = tmp_path / "r"
     folder.mkdir()
     (folder / "big.csv").write_text("a,b\n1,x\n2,y\n")
     (folder / "small.csv").write_text("b,a\nx,1\n")
     out = tmp_path / "report"
-    assert main(["report", "lake", "-p", "lake", str(folder), "-p", "t", "5", "-o", str(out)]) == 0
+    assert main(["report", "lake", "-p", "lake", str(folder), "-p", "t", "5", "-p", "verify", "true",
+                 "-o", str(out)]) == 0
     html = (out / "lake_report.html").read_text()
     assert "CONTAINMENT" in html and "<script" not in html and "dqkit report lake" in html
+    assert "Operation counts (Table 3)" in html and "-p verify True" in html
     assert nbformat.read(out / "lake_report.ipynb", as_version=4).cells
 
 

@@ -393,8 +393,10 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
     state = tmp_path / "state"
     base = ["query", "--table", f"cities={src}", "--rules", f"cities={rules}", "--key", "cities=tid",
             "--state", str(state)]
-    assert main(base + ["--format", "json", "SELECT Zip FROM cities WHERE City = 'Los Angeles'"]) == 0
+    # candidates found: exit 1, and the JSON keeps the long-format answer
+    assert main(base + ["--format", "json", "SELECT Zip FROM cities WHERE City = 'Los Angeles'"]) == 1
     out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CANDIDATES" and out["candidate_cells"] >= 1
     assert {r["tid"] for r in out["answer"]} == {"t1", "t2", "t3"}
     assert {"tid": "t2", "attr": "Zip", "world_id": "B:Zip", "candidate": "10001", "prob": 0.5,
             "is_original": False} in out["answer"]
@@ -404,9 +406,9 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
     assert main(base + ["SELECT nope FROM cities"]) == 2
     assert (state / "state.json").read_text() == saved
     # the next call starts from the saved table: t2 is already checked (its candidates are kept)
-    assert main(base + ["--format", "json", "SELECT City FROM cities WHERE Zip = 10001"]) == 0
+    assert main(base + ["--format", "json", "SELECT City FROM cities WHERE Zip = 10001"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert {r["tid"] for r in out["answer"]} == {"t2", "t4", "t5"}
+    assert {r["tid"] for r in out["answer"]} == {"t2", "t4", "t5"} and out["state"] == str(state)
     # another version of the table: refused with a hint
     src.write_text("tid,Zip,City\nt1,9001,Los Angeles\n")
     assert main(base + ["SELECT Zip FROM cities"]) == 2
@@ -417,7 +419,8 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
 
 
 def test_query_cleaner_widget_runs_headless_and_the_query_report_is_registered(spark, tmp_path):
-    from dqkit.report import REPORTS, report_arguments
+    from dqkit.report import REPORTS
+    from dqkit.systems import get
     from dqkit.widgets import QueryCleaner
 
     w = QueryCleaner(spark)
@@ -432,13 +435,13 @@ def test_query_cleaner_widget_runs_headless_and_the_query_report_is_registered(s
     assert "10001 50%" in w.answers.value and "Answer over the dirty data" in w.answers.value
     assert "cumulative incremental cost" in w.cost.value
     assert "Relaxation trace" in w.view.children[1].value
-    assert "query" in REPORTS and REPORTS["query"].template == "query_report"
-    with pytest.raises(DqkitError, match="queries"):
-        src = tmp_path / "t.csv"
-        src.write_text("a,b\n1,2\n")
-        rules = tmp_path / "r.txt"
-        rules.write_text("a -> b\n")
-        report_arguments("query", {"table": str(src), "rules": str(rules), "queries": " ; "})
+    assert "query" not in REPORTS and get("query").template == "system_report"  # derived from the declaration
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\n1,2\n")
+    rules = tmp_path / "r.txt"
+    rules.write_text("a -> b\n")
+    with pytest.raises(DqkitError, match="holds no query"):
+        get("query").prepare({"table": [f"t={src}"], "rules": [f"t={rules}"], "workload": " ; "})
 
 
 def test_the_query_report_runs_a_workload_through_the_registry(tmp_path, capsys):
@@ -449,12 +452,13 @@ def test_the_query_report_runs_a_workload_through_the_registry(tmp_path, capsys)
     rules = tmp_path / "rules.txt"
     rules.write_text("Zip -> City\n")
     out = tmp_path / "report"
-    code = main(["report", "query", "-p", "table", str(src), "-p", "name", "cities", "-p", "rules", str(rules),
-                 "-p", "key", "tid", "-p", "queries",
+    code = main(["report", "query", "-p", "table", f"cities={src}", "-p", "rules", f"cities={rules}",
+                 "-p", "key", "cities=tid", "-p", "workload",
                  "SELECT Zip FROM cities WHERE City = 'Los Angeles'; SELECT City FROM cities WHERE Zip = 10001",
                  "-o", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     html = (out / "query_report.html").read_text()
     assert "Per query" in html and "switch point" in html and "2 queries in" in html
+    assert "2 needed cleaning" in html and "CANDIDATES" in html
     assert "<script" not in html.lower() and "<b>NY" not in html

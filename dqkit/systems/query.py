@@ -55,10 +55,11 @@ def workload_queries(workload: str) -> list[str]:
 
 
 def check_query_choice(query: str | None, workload: str | None, explain: bool) -> None:
-    """Exactly one of a query and a workload; ``--explain`` shows one query's plan."""
-    if not query and not workload:
+    """Exactly one of a query and a workload; ``--explain`` shows one query's plan. An empty query is
+    left to ``preflight.check_read_only_select``, which says it is empty."""
+    if query is None and not workload:
         raise ParameterError("no query given", hint='pass the query, e.g. "SELECT zip FROM cities", or --workload FILE')
-    if query and workload:
+    if query is not None and workload:
         raise ParameterError("a query and a workload were both given", hint="give one of them")
     if explain and workload:
         raise ParameterError("--explain shows the plan of one query, not of a workload", hint="pass one query")
