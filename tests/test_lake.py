@@ -417,3 +417,26 @@ def test_nested_structs_flatten_and_tokens_take_types_and_synonyms_on_request(sp
         from dqkit.lake import flatten
 
         flatten(df, "t", {"phone": "id"})
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--bag"], "--bag applies to the exact stage"),
+    (["--costs", "costs.yaml"], "--costs shapes the deletion plan"),
+    (["--plan", "--costs", "costs.yaml"], "costs.yaml, line 2, column 1"),
+    (["--mode", "loose"], "--mode must be one of paper, strict"),
+])
+def test_lake_refuses_options_that_change_nothing_or_a_bad_cost_file_before_spark(tmp_path, monkeypatch, capsys,
+                                                                                 extra, message):
+    from dqkit.cli import main
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark must not start here")
+
+    monkeypatch.setattr("dqkit.session.get_spark", no_spark)
+    (tmp_path / "l").mkdir()
+    (tmp_path / "l" / "a.csv").write_text("x\n1\n")
+    (tmp_path / "costs.yaml").write_text("storage_cost: [\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["lake", "l", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err

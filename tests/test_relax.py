@@ -462,3 +462,71 @@ def test_the_query_report_runs_a_workload_through_the_registry(tmp_path, capsys)
     assert "Per query" in html and "switch point" in html and "2 queries in" in html
     assert "2 needed cleaning" in html and "CANDIDATES" in html
     assert "<script" not in html.lower() and "<b>NY" not in html
+
+
+# ------------------------------------------------------------------ the query system (dqkit/systems/query.py)
+def test_cli_query_exits_0_when_nothing_needed_cleaning_and_explain_goes_through_the_same_emit_path(
+        spark, tmp_path, capsys):
+    from dqkit.cli import main
+
+    src = tmp_path / "cities.csv"
+    src.write_text("tid,Zip,City\nt1,9001,Los Angeles\nt2,9001,Los Angeles\nt3,10001,New York\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("Zip -> City\n")
+    base = ["query", "--table", f"cities={src}", "--rules", f"cities={rules}", "--key", "cities=tid"]
+    assert main(base + ["--format", "json", "SELECT City FROM cities WHERE Zip = 9001"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CLEAN" and out["candidate_cells"] == 0
+    assert {(r["tid"], r["candidate"], r["is_original"]) for r in out["answer"]} == {
+        ("t1", LA, True), ("t2", LA, True)}
+    assert main(base + ["--explain", "SELECT City FROM cities WHERE Zip = 9001"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("dqkit query: PLAN") and "clean_σ pushed down onto cities" in text
+    workload = tmp_path / "queries.sql"
+    workload.write_text("# two queries\nSELECT City FROM cities WHERE Zip = 9001\nSELECT Zip FROM cities\n")
+    assert main(base + ["--workload", str(workload), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"] == 2 and out["cleaned_queries"] == 0 and out["verdict"] == "CLEAN"
+
+
+@pytest.mark.parametrize("extra,message", [
+    ([], "no query given"),
+    (["--workload", "SELECT Zip FROM t; SELECT City FROM t", "SELECT Zip FROM t"], "both given"),
+    (["--workload", "SELECT Zip FROM t; SELECT City FROM t", "--explain"], "plan of one query"),
+    (["--workload", "no-such-queries.sql"], "workload file no-such-queries.sql does not exist"),
+    (["--workload", " ; "], "holds no query"),
+    (["--workload", "SELECT Zip FROM t; DROP TABLE t"], "read-only SELECT"),
+    (["--table", "t2", "SELECT Zip FROM t"], "expected NAME=VALUE"),
+])
+def test_query_refuses_a_missing_doubled_or_bad_workload_before_spark(tmp_path, capsys, monkeypatch, extra, message):
+    from dqkit.cli import main
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark must not start here")
+
+    monkeypatch.setattr("dqkit.session.get_spark", no_spark)
+
+    src = tmp_path / "t.csv"
+    src.write_text("tid,Zip,City\nt1,9001,LA\n")
+    code = main(["query", "--table", f"t={src}", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+
+
+def test_the_query_params_round_trip_with_name_value_pairs_and_absolute_paths(tmp_path):
+    import os
+
+    from dqkit.systems import get
+
+    (tmp_path / "t.csv").write_text("tid,Zip,City\nt1,9001,LA\n")
+    (tmp_path / "r.txt").write_text("Zip -> City\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        p = get("query").prepare({"table": ["t=t.csv"], "rules": ["t=r.txt"], "query": "SELECT Zip FROM t"})
+        absolute = p.absolute()
+    finally:
+        os.chdir(cwd)
+    assert absolute.table == (f"t={tmp_path / 't.csv'}",) and absolute.rules == (f"t={tmp_path / 'r.txt'}",)
+    assert get("query").params.parse(p.to_parameters()) == p
+    assert [str(x) for x in p.inputs()] == ["t.csv", "r.txt"]
