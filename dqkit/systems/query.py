@@ -71,11 +71,11 @@ class QueryParams(Params):
 
     query: str | None = param(None, help='the query, e.g. "SELECT zip FROM cities WHERE city = \'LA\'"',
                               positional=True)
-    table: tuple[str, ...] = param((), help="a table: Parquet/CSV/JSON path or catalog:db.t", repeat=True, sep="",
+    table: tuple[str, ...] = param((), help="a table as NAME=SOURCE: a Parquet/CSV/JSON path or catalog:db.t", repeat=True, sep="",
                                    metavar="NAME=SOURCE")
-    rules: tuple[str, ...] = param((), help="rules of table NAME: YAML or text, one rule per line", repeat=True,
+    rules: tuple[str, ...] = param((), help="rules of a table as NAME=FILE: YAML or text, one rule per line", repeat=True,
                                    sep="", metavar="NAME=FILE")
-    key: tuple[str, ...] = param((), help="the column identifying the tuples of table NAME", repeat=True, sep="",
+    key: tuple[str, ...] = param((), help="the column identifying the tuples of a table, as NAME=COL", repeat=True, sep="",
                                  metavar="NAME=COL")
     state: str | None = param(None, help="keep the probabilistic tables here between calls (written atomically "
                                          "after a successful query; a state written for another version of a "
