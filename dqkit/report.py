@@ -21,7 +21,6 @@ by the outcome (and by ``dqkit report`` on stderr), and no HTML page with a trac
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import sys
@@ -82,18 +81,6 @@ register_report(ReportSpec(
     "rules", "rules_report", "dqkit.detect:report_arguments",
     "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
     paths=("table", "rules", "output")))
-
-
-register_report(ReportSpec(
-    "lake", "lake_report", "dqkit.lake:report_arguments",
-    "tables of a lake contained in others (R2D2): stages, containment graph and deletion plan",
-    paths=("lake", "costs", "output")))
-
-
-register_report(ReportSpec(
-    "query", "query_report", "dqkit.relax.workload:report_arguments",
-    "a workload of queries over a dirty table, cleaned on demand (Daisy): per-query and cumulative time, switch point",
-    paths=("table", "rules")))
 
 
 class ReportError(DqkitError):
@@ -456,9 +443,7 @@ def _declared_parameters(system: Any, parameters: Mapping[str, Any], out_dir: st
     values = dict(parameters)
     output = str(values.pop("output", "") or "")
     params = system.prepare(values)
-    absolute = {s.name: (os.path.abspath(v) if isinstance(v := getattr(params, s.name), str) and v
-                         and not v.startswith("catalog:") else v) for s in params.specs() if s.input}
-    params = dataclasses.replace(params, **absolute)
+    params = params.absolute()  # the record names what was read, wherever the kernel runs
     pf.check_out(out_dir, params.inputs(), overwrite=True)  # a report folder is reused; never an input
     if system.check_output is not None:
         system.check_output(params, output or None)
@@ -501,20 +486,6 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
         _need(p, "table", "rules")
         pf.rules_command(p["table"], [p["rules"]], key=p.get("key"), out=out,
                          numbers={"max_iterations": (p.get("max_iterations"), {"low": 1, "integer": True})})
-    elif name == "lake":
-        _need(p, "lake")
-        pf.lake(p["lake"], s=p.get("s"), t=p.get("t"), seed=p.get("seed"), costs=p.get("costs"), out=out)
-    elif name == "query":
-        _need(p, "table", "rules", "queries")
-        text = str(p["queries"])
-        if "\n" not in text and Path(text).is_file():
-            queries = [q.strip() for q in pf.read_text_file(text, "the queries file").splitlines()
-                       if q.strip() and not q.strip().startswith("#")]
-        else:
-            queries = [q.strip() for q in text.split(";") if q.strip()]
-        table = str(p.get("name") or "t")
-        for q in queries:
-            pf.query({table: p["table"]}, {table: p["rules"]}, {table: p["key"]} if p.get("key") else {}, q)
 
 
 def _need(p: Mapping[str, Any], *names: str) -> None:

@@ -117,6 +117,18 @@ class Params:
                     out.append(value)
         return out
 
+    def absolute(self: P) -> P:
+        """A copy with every local input path absolute (``catalog:`` names kept), so a report's record
+        says what was read. A system whose paths sit inside other text (``NAME=PATH``) overrides it."""
+        import os
+
+        def fix(v: Any) -> Any:
+            return os.path.abspath(v) if isinstance(v, str) and v and not v.startswith("catalog:") else v
+
+        changed = {s.name: (tuple(fix(v) for v in value) if isinstance(value := getattr(self, s.name), tuple)
+                            else fix(value)) for s in self.specs() if s.input}
+        return dataclasses.replace(self, **changed)
+
     # ------------------------------------------------------------------ the inverses
     def to_parameters(self) -> dict[str, Any]:
         """JSON-ready values by name (papermill parameters; ``parse`` of them gives back ``self``)."""
