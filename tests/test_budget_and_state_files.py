@@ -379,7 +379,7 @@ def test_cli_tcfc_refuses_a_corrupt_reuse_state_before_any_engine(tmp_path, spar
 
 def test_the_api_refuses_a_corrupt_reuse_state_the_same_way(tmp_path):
     (tmp_path / "r").mkdir()
-    (tmp_path / "r" / "tcfc_state.json").write_bytes(b"\xff\xfe\x00junk")
+    (tmp_path / "r" / "tcfc_state.json").write_bytes(b"\xff\xfejunk\xfe")
     with pytest.raises(ParameterError, match="tcfc_state.json is not UTF-8 text"):
         tcfc(_spec(tmp_path), reuse=str(tmp_path / "r"))
     (tmp_path / "file").write_text("x")

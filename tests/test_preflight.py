@@ -121,9 +121,9 @@ def test_a_sql_fragment_in_a_query_value_is_a_bound_string_not_a_statement(data)
 
 # ----------------------------------------------------------------------------- rule files
 @pytest.mark.parametrize("content,message", [
-    (b"\xff\xfez\x00i\x00p\x00", "binary file"),
+    (b"\xff\xfez\x00i\x00p\x00", "is binary"),
     (b"zip -> caf\xe9\n", "not UTF-8"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00", "binary file"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "is binary"),
     (b"# only a comment\n", "holds no rules"),
 ])
 @pytest.mark.parametrize("command", ["detect", "repair", "query", "report"])
