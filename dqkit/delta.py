@@ -364,7 +364,7 @@ class TableDelta:
     cached: tuple[DataFrame, ...] = field(repr=False, default=())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DeltaResult(Result):
     """The outcome of ``delta``: per-table statistics and lazily evaluated delta DataFrames.
 
@@ -1128,30 +1128,3 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
     seconds["column"] += timings["column"]
     return dataclasses.replace(table, col_delta=col_delta, updates=updates, column_stats=stats,
                                pairing=pairing, seconds={k: round(v, 3) for k, v in timings.items()})
-
-
-def report_arguments(*, old: str, new: str, tables: str = "", keys: str = "", exclude: str = "",
-                     stages: str = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0,
-                     sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
-    """Check the delta report's parameters (strings from ``dqkit report``) and turn them into
-    ``delta`` arguments; a bad path fails here, in seconds, before Spark starts."""
-    from dqkit.params import split_list
-
-    if not str(old).strip() or not str(new).strip():
-        raise ParameterError("the report needs both versions", hint="give them with -p old PATH -p new PATH")
-    for label, path in (("old", old), ("new", new)):
-        text = str(path).strip()
-        if not text.startswith("catalog:") and not Path(text).exists():
-            raise SourceError(f"the {label} version does not exist: {text}",
-                              hint="give a database folder, a table file, or catalog:DB")
-    tolerances = {}
-    for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
-        try:
-            tolerances[name] = float(value)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{name} must be a number, got {value!r}") from None
-    if isinstance(sample_rows, bool) or not isinstance(sample_rows, int) or sample_rows < 0:
-        raise ParameterError(f"sample_rows must be a whole number of rows (0 or more), got {sample_rows!r}")
-    return {"old": str(old), "new": str(new), "tables": split_list(tables) or None,
-            "keys": parse_keys(keys), "exclude": split_list(exclude), "stages": split_list(stages),
-            **tolerances}

@@ -40,6 +40,8 @@ def read_text(path: str | os.PathLike, what: str, *, error: ErrorType = Paramete
         raise _fail(error, f"cannot read {what} {p}: {exc.strerror or exc}", hint) from None
     if not allow_empty and not data.strip():
         raise _fail(error, f"{what} {p} is empty", hint)
+    if b"\x00" in data[:65536]:  # a NUL byte: binary (checked before decoding, which would fail first)
+        raise _fail(error, f"{what} {p} is binary, not text (a NUL byte at byte {data.index(0) + 1})", hint)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -166,26 +166,16 @@ def check_columns(names: Iterable[str], columns: Sequence[str] | None, what: str
 
 # ------------------------------------------------------------------------------------------ files
 def read_text_file(path: str | os.PathLike, what: str, error: type = ParameterError) -> str:
-    """The text of a small input file (rules, config, spec): readable, UTF-8, not binary."""
-    p = Path(os.fspath(path))
-    if not p.is_file():
-        raise error(f"{what} {os.fspath(path)} does not exist" if not p.exists() else f"{what} {p} is a folder",
-                    hint="check the path")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise error(f"cannot read {what} {p}: {exc.strerror}", hint="check its permissions") from None
-    if b"\x00" in data[:65536]:
-        raise error(f"{what} {p} is a binary file, not text", hint="give a UTF-8 text or YAML file")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(f"{what} {p} is not UTF-8 text (byte {exc.start + 1} cannot be decoded)",
-                    hint="save it as UTF-8") from None
+    """The text of a small input file (rules, config, spec): it exists, is readable, not empty, UTF-8
+    and not binary (``dqkit.filecheck.read_text``, the one implementation)."""
+    from dqkit.filecheck import read_text
+
+    return read_text(path, what, error=error, hint="check the path, and give a UTF-8 text or YAML file")
 
 
 def load_rule_file(path: str | os.PathLike) -> list[Any]:
-    """The rules of one rules file, refusing a binary, non-UTF-8 or empty file (``RuleError``)."""
+    """The rules of one rules file, refusing a binary, non-UTF-8 or empty file, or one without a rule
+    (``RuleError``)."""
     from dqkit.rules import parse_rules, rules_from_yaml
 
     text = read_text_file(path, "the rules file", RuleError)
@@ -439,6 +429,13 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
     check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
     check_number(sample_rows, "--sample-rows", low=0, integer=True)
     loaded = load_spec(spec)
+    check_out(out, tcfc_inputs(spec, loaded, reuse), overwrite)
+    return loaded
+
+
+def tcfc_inputs(spec: Any, loaded: Any, reuse: Any = None) -> list[Any]:
+    """The local paths a ``tcfc`` run reads (the spec, the ``--reuse`` folder, SQLite/DuckDB files, Spark
+    tables of the loaded spec), each checked to exist: what ``--out`` may not overlap."""
     inputs: list[Any] = [spec, *([reuse] if reuse else [])]
     for pair in loaded.pairs:
         for label, side in (("source", pair.source), ("target", pair.target)):
@@ -454,8 +451,7 @@ def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_ro
                     if isinstance(src, str):
                         check_table(src, f"{where}: {name}")
                         inputs.append(src)
-    check_out(out, inputs, overwrite)
-    return loaded
+    return inputs
 
 
 def query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mapping[str, str], sql: str) -> dict[str, list[Any]]:

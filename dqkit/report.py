@@ -3,9 +3,12 @@
 Reports are found by name in one registry (``REPORTS``): each ``ReportSpec`` names its template
 notebook, its parameter adapter (``"module:function"``, which checks the template's parameters and
 turns them into the kernel's arguments inside the notebook) and the repeatable command-line names.
-``run_report("delta", {"old": ..., "new": ..., "keys": "users=id"}, "reports/")`` executes
-``templates/delta_report.ipynb`` on an explicit kernel and writes ``reports/delta_report.ipynb`` (the
-executed notebook) and ``reports/delta_report.html`` (code hidden, charts embedded, no network needed).
+A system declared in the registry (``dqkit.systems``) needs no entry here: its parameters come from its
+``Params`` and its report is the shared template ``system_report`` (or its own), so
+``run_report("delta", {"old": ..., "new": ..., "key": ["users=id"]}, "reports/")`` checks the parameters
+with the delta declaration, executes ``templates/system_report.ipynb`` on an explicit kernel and writes
+``reports/delta_report.ipynb`` (the executed notebook) and ``reports/delta_report.html`` (code hidden,
+charts embedded, no network needed).
 Each file is written to a temporary name and renamed into place, so a crash never leaves a
 half-written report. A template's cells render ``result.sections()`` (``show_result``), so the report
 says what ``to_html()`` and the widgets say.
@@ -75,39 +78,9 @@ def report_spec(name: str) -> ReportSpec:
 
 
 register_report(ReportSpec(
-    "delta", "delta_report", "dqkit.delta:report_arguments",
-    "two versions of a database compared (Diftong)",
-    repeatable={"key": ("keys", ";"), "keys": ("keys", ";"), "table": ("tables", ","), "tables": ("tables", ","),
-                "exclude": ("exclude", ","), "exclusion": ("exclude", ",")},
-    paths=("old", "new", "output")))
-
-register_report(ReportSpec(
     "rules", "rules_report", "dqkit.detect:report_arguments",
     "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
     paths=("table", "rules", "output")))
-
-register_report(ReportSpec(
-    "dedup", "dedup_report", "dqkit.dedup._report:report_arguments",
-    "a table deduplicated: blocking, Fellegi-Sunter match scores, clusters and golden records",
-    paths=("table", "config", "output")))
-
-
-register_report(ReportSpec(
-    "tcfc", "tcfc_report", "dqkit.tcfc.reporting:report_arguments",
-    "table pairs compared fragment by fragment within a time budget, across engines (TCFC)",
-    paths=("spec", "reuse", "output")))
-
-
-register_report(ReportSpec(
-    "lake", "lake_report", "dqkit.lake:report_arguments",
-    "tables of a lake contained in others (R2D2): stages, containment graph and deletion plan",
-    paths=("lake", "costs", "output")))
-
-
-register_report(ReportSpec(
-    "query", "query_report", "dqkit.relax.workload:report_arguments",
-    "a workload of queries over a dirty table, cleaned on demand (Daisy): per-query and cumulative time, switch point",
-    paths=("table", "rules")))
 
 
 class ReportError(DqkitError):
@@ -141,9 +114,41 @@ class ReportOutcome:
 # Parameters
 # --------------------------------------------------------------------------------------------
 
+#: The parameters every system report takes besides its system's own (the shared Parameters block).
+REPORT_OPTIONS = {"output": {"default": "", "inferred_type_name": "str",
+                             "help": "folder to save the result in (empty: not saved)"}}
+
+
+def _declared(name: str) -> Any:
+    """The registered system ``name`` (``dqkit.systems``), or None for a report not declared there."""
+    from dqkit.systems import all_systems
+
+    return next((s for s in all_systems() if s.name == name), None)
+
+
+def report_names() -> list[str]:
+    """Every report: the registered systems, then the reports not (yet) declared as systems."""
+    from dqkit.systems import all_systems
+
+    names = [s.name for s in all_systems()]
+    return names + sorted(n for n in REPORTS if n not in names)
+
+
 def template_parameters(name: str) -> dict[str, dict[str, Any]]:
-    """The ``parameters`` cell of report ``name``'s template: {parameter: {default, inferred_type_name, help}}."""
+    """The parameters of report ``name``: {parameter: {default, inferred_type_name, help}}. A registered
+    system's come from its ``Params`` (the one declaration); others from the template's parameters cell."""
     import papermill
+
+    system = _declared(name)
+    if system is not None:
+        out = {}
+        for s in system.params.specs():
+            kind = getattr(s.kind, "__name__", "str")
+            out[s.name] = {"default": s.format(s.default) if not s.required else None,
+                           "inferred_type_name": "list" if s.repeat else kind,
+                           "help": s.help + (" (required)" if s.required else "")
+                                   + (" (repeat -p for more)" if s.repeat else "")}
+        return {**out, **REPORT_OPTIONS}
 
     from dqkit.templates import template_path
 
@@ -154,6 +159,9 @@ def template_parameters(name: str) -> dict[str, dict[str, Any]]:
 def collect_parameters(pairs: Iterable[tuple[str, str]], known: Mapping[str, Mapping[str, Any]],
                        name: str = "delta") -> dict[str, Any]:
     """Fold ``-p NAME VALUE`` pairs into report ``name``'s parameters (joining repeatable ones)."""
+    system = _declared(name)
+    if system is not None:
+        return _collect_declared(system, pairs, known)
     spec = report_spec(name)
     out: dict[str, Any] = {}
     for raw_name, value in pairs:
@@ -171,6 +179,69 @@ def collect_parameters(pairs: Iterable[tuple[str, str]], known: Mapping[str, Map
         else:
             out[target] = value
     return out
+
+
+def _collect_declared(system: Any, pairs: Iterable[tuple[str, str]],
+                      known: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``-p`` pairs of a registered system: a repeatable parameter collects a list, others once."""
+    specs = {s.name: s for s in system.params.specs()}
+    alias = {a: s.name for s in specs.values() for a in s.aliases}
+    out: dict[str, Any] = {}
+    for raw_name, value in pairs:
+        pname = raw_name.replace("-", "_")
+        pname = alias.get(pname, pname)
+        if pname not in known:
+            raise ParameterError(f"the {system.name} report has no parameter {raw_name!r}",
+                                 hint=f"parameters: {', '.join(known)}")
+        if pname in specs and specs[pname].repeat:
+            out.setdefault(pname, []).append(value)
+        elif pname in out:
+            raise ParameterError(f"parameter {raw_name!r} is given twice", hint="give it once")
+        else:
+            out[pname] = value
+    return out
+
+
+def prepare_report(system: str, params: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(the system, its checked ``Params``) for a report notebook's first cell: the same parsing and
+    validation as the CLI and the widget."""
+    from dqkit.systems import get
+
+    declared = get(system)
+    return declared, declared.prepare(params)
+
+
+def report_heading(system: Any, params: Any) -> None:
+    """Display the report's title and what the system does (escaped)."""
+    from IPython.display import HTML, display
+
+    from dqkit import render
+
+    display(HTML(render.HTML_STYLE + f"<h1>dqkit {render.esc(system.name)} report</h1>"
+                 f"<p>{render.esc(system.description or system.summary)}</p>"))
+
+
+def report_record(system: Any, params: Any, result: Any, started: Any, seconds: float, output: str = "",
+                  report_dir: str = "") -> None:
+    """Display the reproducibility record: parameters, run, versions and the command that reproduces it."""
+    from IPython.display import HTML, display
+
+    from dqkit import render
+    from dqkit.result import Facts, sections_html
+    from dqkit.session import get_spark, is_connect
+
+    spark = get_spark()
+    values = {k: (", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in params.to_parameters().items()}
+    record = {"executed at (UTC)": started.strftime("%Y-%m-%d %H:%M:%S"), "run time (s)": f"{seconds:.1f}",
+              **{f"{k} version": v for k, v in environment().items()},
+              "Spark master": "Spark Connect" if is_connect(spark) else spark.conf.get("spark.master", "?"),
+              "saved to": output or "(not saved)"}
+    argv = [("-p", s.name, str(item)) for s in params.specs() if getattr(params, s.name) != s.default or s.required
+            for item in (getattr(params, s.name) if s.repeat else [s.format(getattr(params, s.name))])]
+    command = command_line(system.name, {}, report_dir or None, pairs=[(n, v) for _, n, v in argv]
+                           + ([("output", output)] if output else []))
+    display(HTML(render.HTML_STYLE + sections_html([
+        Facts("Parameters", values), Facts("Run", record), Facts("Reproduce with", {"command": command})])))
 
 
 def _coerce(parameters: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
@@ -232,12 +303,13 @@ def environment() -> dict[str, str]:
             "pandas": pandas.__version__}
 
 
-def command_line(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike | None = None) -> str:
+def command_line(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike | None = None, *,
+                 pairs: Iterable[tuple[str, str]] = ()) -> str:
     """The ``dqkit report`` command that reproduces a run with these parameters (and output folder)."""
     import shlex
 
     parts = ["dqkit", "report", name]
-    for k, v in parameters.items():
+    for k, v in [*parameters.items(), *pairs]:
         if v not in ("", None):
             parts += ["-p", k, str(v)]
     parts += ["-o", os.fspath(out_dir) if out_dir else "OUTDIR"]
@@ -298,21 +370,27 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
 
     from dqkit.session import redirect_stderr_fd
 
-    spec = report_spec(name)
-    template = template_path(spec.template)
-    known = template_parameters(name)
-    unknown = [k for k in parameters if k not in known]
-    if unknown:
-        raise ParameterError(f"the {spec.name} report has no parameter {unknown[0]!r}",
-                             hint=f"parameters: {', '.join(known)}")
-    params = _coerce(parameters, known, spec.paths)
-    preflight_report(name, params, out_dir)
-    if "report_dir" in known:  # the template's record names the folder it was written to
-        params["report_dir"] = str(Path(out_dir).resolve())
+    system = _declared(name)
+    if system is not None:
+        template, params = _declared_parameters(system, parameters, out_dir)
+        stem = f"{name}_report"
+    else:
+        spec = report_spec(name)
+        template = template_path(spec.template)
+        known = template_parameters(name)
+        unknown = [k for k in parameters if k not in known]
+        if unknown:
+            raise ParameterError(f"the {spec.name} report has no parameter {unknown[0]!r}",
+                                 hint=f"parameters: {', '.join(known)}")
+        params = _coerce(parameters, known, spec.paths)
+        preflight_report(name, params, out_dir)
+        if "report_dir" in known:  # the template's record names the folder it was written to
+            params["report_dir"] = str(Path(out_dir).resolve())
+        stem = template.stem
     out = Path(out_dir)
-    nb_path, html_path = out / f"{template.stem}.ipynb", out / f"{template.stem}.html"
+    nb_path, html_path = out / f"{stem}.ipynb", out / f"{stem}.html"
     work = Path(tempfile.mkdtemp(prefix=f"dqkit-{name}-report-"))  # outside OUT: a failure leaves OUT as it was
-    tmp_nb = work / f"{template.stem}.ipynb"
+    tmp_nb = work / f"{stem}.ipynb"
     error = error_class = None
     failed_cell = None
     t0 = time.perf_counter()
@@ -355,6 +433,27 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
     return ReportOutcome(nb_path, html_path, params, seconds)
 
 
+def _declared_parameters(system: Any, parameters: Mapping[str, Any], out_dir: str | os.PathLike
+                         ) -> tuple[Path, dict[str, Any]]:
+    """(the template, papermill's parameters) of a registered system: its ``Params`` checked without
+    Spark (``System.prepare``), paths made absolute, OUTDIR and ``output`` clear of every input."""
+    from dqkit import preflight as pf
+    from dqkit.templates import template_path
+
+    values = dict(parameters)
+    output = str(values.pop("output", "") or "")
+    params = system.prepare(values)
+    params = params.absolute()  # the record names what was read, wherever the kernel runs
+    pf.check_out(out_dir, params.inputs(), overwrite=True)  # a report folder is reused; never an input
+    if system.check_output is not None:
+        system.check_output(params, output or None)
+    if output:
+        output = os.path.abspath(output)
+        pf.check_out(output, params.inputs(), overwrite=False)
+    return template_path(system.template), {"system": system.name, "params": params.to_parameters(),
+                                            "output": output, "report_dir": str(Path(out_dir).resolve())}
+
+
 def _copy(src: Path, dst: Path) -> None:
     import shutil
 
@@ -383,40 +482,10 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
         pf.check_out(out_dir, inputs, overwrite=True)  # a report folder is reused; never an input
     out, n = p.get("output"), "sample_rows"
     pf.check_number(p.get(n), n, low=0, integer=True)
-    if name == "delta":
-        if p.get("old") is None or p.get("new") is None:
-            raise ParameterError("the report needs both versions", hint="give them with -p old PATH -p new PATH")
-        pf.delta(p["old"], p["new"], keys=p.get("keys"), tables=p.get("tables"), exclude=p.get("exclude"),
-                 stages=p.get("stages") or "dedup,row,column", abs_tol=p.get("abs_tol"), rel_tol=p.get("rel_tol"),
-                 out=out)
-    elif name == "rules":
+    if name == "rules":
         _need(p, "table", "rules")
         pf.rules_command(p["table"], [p["rules"]], key=p.get("key"), out=out,
                          numbers={"max_iterations": (p.get("max_iterations"), {"low": 1, "integer": True})})
-    elif name == "dedup":
-        _need(p, "table", "key", "config")
-        pf.dedup(p["table"], p["key"], p["config"], threshold=p.get("threshold"), out=out)
-    elif name == "tcfc":
-        from dqkit.tcfc.spec import check_budget
-
-        _need(p, "spec")
-        if p.get("budget") not in (None, 0, 0.0):
-            check_budget(p["budget"])
-        pf.tcfc(p["spec"], reuse=p.get("reuse"), out=out)
-    elif name == "lake":
-        _need(p, "lake")
-        pf.lake(p["lake"], s=p.get("s"), t=p.get("t"), seed=p.get("seed"), costs=p.get("costs"), out=out)
-    elif name == "query":
-        _need(p, "table", "rules", "queries")
-        text = str(p["queries"])
-        if "\n" not in text and Path(text).is_file():
-            queries = [q.strip() for q in pf.read_text_file(text, "the queries file").splitlines()
-                       if q.strip() and not q.strip().startswith("#")]
-        else:
-            queries = [q.strip() for q in text.split(";") if q.strip()]
-        table = str(p.get("name") or "t")
-        for q in queries:
-            pf.query({table: p["table"]}, {table: p["rules"]}, {table: p["key"]} if p.get("key") else {}, q)
 
 
 def _need(p: Mapping[str, Any], *names: str) -> None:

@@ -343,6 +343,14 @@ class Result:
                 return block
         raise NotImplementedError(f"{type(self).__name__}.sections() has no Verdict")
 
+    def __repr__(self) -> str:
+        """One line: the system, its verdict and headline counts (never a dump of the fields)."""
+        try:
+            verdict = self.verdict.to_text()
+        except Exception as exc:  # noqa: BLE001 - a repr must never raise
+            verdict = f"(verdict unavailable: {type(exc).__name__})"
+        return f"<{type(self).__name__} {self.system}: {' '.join(verdict.split())}>"
+
     @property
     def exit_code(self) -> int:
         """0 when the verdict is ok (identical, no violation), 1 otherwise; errors exit 2 in the CLI."""

@@ -176,6 +176,102 @@ def test_cli_tcfc_saves_out_after_an_expired_binding_without_starting_spark(tmp_
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
 
 
+def test_cli_tcfc_budget_clock_starts_when_the_command_starts(tmp_path, slow_binding, spark_calls, monkeypatch,
+                                                              capsys):
+    """The clock ``run_tcfc`` counts from is the one ``dqkit.cli.main`` stamped before parsing, so the
+    command's own start-up (here a parser made slow on purpose) is spent from the budget."""
+    import dqkit.cli
+    import dqkit.tcfc
+
+    spec = _spec_file(tmp_path)
+    built: list[float] = []
+    clocks: list[float | None] = []
+    build, run = dqkit.cli.build_parser, dqkit.tcfc.run_tcfc
+
+    def slow_build():
+        built.append(time.monotonic())
+        time.sleep(0.6)
+        return build()
+
+    def recording_run(*args, **kwargs):
+        clocks.append(kwargs.get("started"))
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(dqkit.cli, "build_parser", slow_build)
+    monkeypatch.setattr(dqkit.tcfc, "run_tcfc", recording_run)
+    t = time.monotonic()
+    assert main(["tcfc", "--spec", str(spec), "--budget", "1"]) == 3
+    took = time.monotonic() - t
+    assert clocks and clocks[0] is not None and t <= clocks[0] <= built[0]
+    assert took < 1 + GRACE_S, f"{took:.2f} s: the 0.6 s start-up was not counted against the 1 s budget"
+    assert spark_calls == []
+
+
+@pytest.mark.parametrize("flag, value, variable", [("--master", "local[1]", "DQKIT_SPARK_MASTER"),
+                                                   ("--remote", "sc://nowhere:15002", "SPARK_REMOTE")])
+def test_cli_tcfc_master_or_remote_reach_the_binding_through_the_environment_not_a_session_up_front(
+        tmp_path, slow_binding, spark_calls, monkeypatch, capsys, flag, value, variable):
+    for name in ("SPARK_REMOTE", "DQKIT_SPARK_MASTER"):  # set then removed: what the command sets is undone
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    t = time.monotonic()
+    assert main([flag, value, "tcfc", "--spec", str(_spec_file(tmp_path)), "--budget", "0.5"]) == 3
+    assert time.monotonic() - t < 0.5 + GRACE_S and spark_calls == []  # no session started before the budget
+    import os
+
+    assert os.environ.get(variable) == value
+
+
+def test_cli_tcfc_keeps_stderr_across_a_binding_that_redirects_it(tmp_path):
+    """Starting Spark points descriptor 2 at the JVM log; the CLI's guard puts the terminal's back."""
+    import os
+
+    from dqkit.systems import get
+
+    before = os.fstat(2)
+    log = open(tmp_path / "jvm.log", "w")
+    try:
+        with get("tcfc").cli_guard():
+            os.dup2(log.fileno(), 2)  # what dqkit.session does while a JVM launches
+            assert os.path.sameopenfile(2, log.fileno())
+    finally:
+        log.close()
+    after = os.fstat(2)
+    assert (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+
+
+def test_cli_tcfc_leaves_without_waiting_for_a_binding_still_under_way(monkeypatch):
+    """Only in the ``dqkit`` process and only while a binding thread is alive: an exit handler ends the
+    process with the exit code instead of waiting for the thread (never when main is called from Python)."""
+    import atexit
+    import sys
+
+    from dqkit.systems import get
+
+    handlers: list = []
+    monkeypatch.setattr(atexit, "register", handlers.append)
+    leave = get("tcfc").cli_exit
+    release = threading.Event()
+    binder = threading.Thread(target=release.wait, name="dqkit-tcfc-bind", daemon=True)
+    binder.start()
+    try:
+        leave(3)
+        assert handlers == []  # called from Python (pytest): nothing registered
+        monkeypatch.setattr(sys, "argv", ["/usr/local/bin/dqkit", "tcfc"])
+        leave(3)
+        assert len(handlers) == 1
+        exits: list[int] = []
+        monkeypatch.setattr("os._exit", exits.append)
+        handlers[0]()
+        assert exits == [3]
+    finally:
+        release.set()
+        binder.join()
+    handlers.clear()
+    leave(3)  # no binding under way: the process ends normally
+    assert handlers == []
+
+
 def test_the_budget_and_grace_are_stated_in_the_help(capsys):
     assert main(["tcfc", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
@@ -283,7 +379,7 @@ def test_cli_tcfc_refuses_a_corrupt_reuse_state_before_any_engine(tmp_path, spar
 
 def test_the_api_refuses_a_corrupt_reuse_state_the_same_way(tmp_path):
     (tmp_path / "r").mkdir()
-    (tmp_path / "r" / "tcfc_state.json").write_bytes(b"\xff\xfe\x00junk")
+    (tmp_path / "r" / "tcfc_state.json").write_bytes(b"\xff\xfejunk\xfe")
     with pytest.raises(ParameterError, match="tcfc_state.json is not UTF-8 text"):
         tcfc(_spec(tmp_path), reuse=str(tmp_path / "r"))
     (tmp_path / "file").write_text("x")

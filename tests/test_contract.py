@@ -187,7 +187,7 @@ def test_detect_prints_html_through_the_same_path(spark, capsys):
 def test_report_list_parameters_needs_no_output_folder(capsys):
     assert main(["report", "delta", "--list-parameters"]) == 0
     out = capsys.readouterr().out
-    assert "keys = " in out and "report_dir" not in out
+    assert "key = " in out and "report_dir" not in out
 
 
 def test_an_unknown_report_name_lists_the_registered_ones(capsys):

@@ -388,16 +388,19 @@ def test_lake_report_template_runs_through_the_registry(spark, tmp_path, capsys)
 
     from dqkit.cli import main
     from dqkit.report import REPORTS
+    from dqkit.systems import get
 
-    assert "lake" in REPORTS
+    assert "lake" not in REPORTS and get("lake").template == "lake_report"  # parameters from the declaration
     folder = tmp_path / "r"
     folder.mkdir()
     (folder / "big.csv").write_text("a,b\n1,x\n2,y\n")
     (folder / "small.csv").write_text("b,a\nx,1\n")
     out = tmp_path / "report"
-    assert main(["report", "lake", "-p", "lake", str(folder), "-p", "t", "5", "-o", str(out)]) == 0
+    assert main(["report", "lake", "-p", "lake", str(folder), "-p", "t", "5", "-p", "verify", "true",
+                 "-o", str(out)]) == 0
     html = (out / "lake_report.html").read_text()
     assert "CONTAINMENT" in html and "<script" not in html and "dqkit report lake" in html
+    assert "Operation counts (Table 3)" in html and "-p verify True" in html
     assert nbformat.read(out / "lake_report.ipynb", as_version=4).cells
 
 
@@ -414,3 +417,26 @@ def test_nested_structs_flatten_and_tokens_take_types_and_synonyms_on_request(sp
         from dqkit.lake import flatten
 
         flatten(df, "t", {"phone": "id"})
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--bag"], "--bag applies to the exact stage"),
+    (["--costs", "costs.yaml"], "--costs shapes the deletion plan"),
+    (["--plan", "--costs", "costs.yaml"], "costs.yaml, line 2, column 1"),
+    (["--mode", "loose"], "--mode must be one of paper, strict"),
+])
+def test_lake_refuses_options_that_change_nothing_or_a_bad_cost_file_before_spark(tmp_path, monkeypatch, capsys,
+                                                                                 extra, message):
+    from dqkit.cli import main
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark must not start here")
+
+    monkeypatch.setattr("dqkit.session.get_spark", no_spark)
+    (tmp_path / "l").mkdir()
+    (tmp_path / "l" / "a.csv").write_text("x\n1\n")
+    (tmp_path / "costs.yaml").write_text("storage_cost: [\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["lake", "l", *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err, err

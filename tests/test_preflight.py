@@ -121,9 +121,9 @@ def test_a_sql_fragment_in_a_query_value_is_a_bound_string_not_a_statement(data)
 
 # ----------------------------------------------------------------------------- rule files
 @pytest.mark.parametrize("content,message", [
-    (b"\xff\xfez\x00i\x00p\x00", "binary file"),
+    (b"\xff\xfez\x00i\x00p\x00", "is binary"),
     (b"zip -> caf\xe9\n", "not UTF-8"),
-    (b"\x89PNG\r\n\x1a\n\x00\x00", "binary file"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "is binary"),
     (b"# only a comment\n", "holds no rules"),
 ])
 @pytest.mark.parametrize("command", ["detect", "repair", "query", "report"])
@@ -194,7 +194,7 @@ def test_the_report_folder_and_its_output_may_not_overlap_an_input(data, capsys)
     (["lake", "lake", "--t", "-3"], "--t must be at least 1"),
     (["delta", "t.csv", "t.csv", "--abs-tol", "-1"], "--abs-tol must be at least 0"),
     (["delta", "t.csv", "t.csv", "--rel-tol", "nan"], "--rel-tol must be at least 0"),
-    (["delta", "t.csv", "t.csv", "--stages", "row,colum"], "unknown stage 'colum'"),
+    (["delta", "t.csv", "t.csv", "--stages", "row,colum"], "--stages must be one of dedup, row, column, got 'colum'"),
     (["tcfc", "--spec", "spec.yaml", "--connect-timeout", "0"], "--connect-timeout must be more than 0"),
     (["report", "dedup", "-p", "table", "t.csv", "-p", "key", "tid", "-p", "config", "dedup.yaml",
       "-p", "threshold", "2", "-o", "rep"], "--threshold must be"),

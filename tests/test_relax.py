@@ -393,8 +393,10 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
     state = tmp_path / "state"
     base = ["query", "--table", f"cities={src}", "--rules", f"cities={rules}", "--key", "cities=tid",
             "--state", str(state)]
-    assert main(base + ["--format", "json", "SELECT Zip FROM cities WHERE City = 'Los Angeles'"]) == 0
+    # candidates found: exit 1, and the JSON keeps the long-format answer
+    assert main(base + ["--format", "json", "SELECT Zip FROM cities WHERE City = 'Los Angeles'"]) == 1
     out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CANDIDATES" and out["candidate_cells"] >= 1
     assert {r["tid"] for r in out["answer"]} == {"t1", "t2", "t3"}
     assert {"tid": "t2", "attr": "Zip", "world_id": "B:Zip", "candidate": "10001", "prob": 0.5,
             "is_original": False} in out["answer"]
@@ -404,9 +406,9 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
     assert main(base + ["SELECT nope FROM cities"]) == 2
     assert (state / "state.json").read_text() == saved
     # the next call starts from the saved table: t2 is already checked (its candidates are kept)
-    assert main(base + ["--format", "json", "SELECT City FROM cities WHERE Zip = 10001"]) == 0
+    assert main(base + ["--format", "json", "SELECT City FROM cities WHERE Zip = 10001"]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert {r["tid"] for r in out["answer"]} == {"t2", "t4", "t5"}
+    assert {r["tid"] for r in out["answer"]} == {"t2", "t4", "t5"} and out["state"] == str(state)
     # another version of the table: refused with a hint
     src.write_text("tid,Zip,City\nt1,9001,Los Angeles\n")
     assert main(base + ["SELECT Zip FROM cities"]) == 2
@@ -417,7 +419,8 @@ def test_cli_query_state_is_incremental_atomic_and_tied_to_the_table_version(spa
 
 
 def test_query_cleaner_widget_runs_headless_and_the_query_report_is_registered(spark, tmp_path):
-    from dqkit.report import REPORTS, report_arguments
+    from dqkit.report import REPORTS
+    from dqkit.systems import get
     from dqkit.widgets import QueryCleaner
 
     w = QueryCleaner(spark)
@@ -432,13 +435,13 @@ def test_query_cleaner_widget_runs_headless_and_the_query_report_is_registered(s
     assert "10001 50%" in w.answers.value and "Answer over the dirty data" in w.answers.value
     assert "cumulative incremental cost" in w.cost.value
     assert "Relaxation trace" in w.view.children[1].value
-    assert "query" in REPORTS and REPORTS["query"].template == "query_report"
-    with pytest.raises(DqkitError, match="queries"):
-        src = tmp_path / "t.csv"
-        src.write_text("a,b\n1,2\n")
-        rules = tmp_path / "r.txt"
-        rules.write_text("a -> b\n")
-        report_arguments("query", {"table": str(src), "rules": str(rules), "queries": " ; "})
+    assert "query" not in REPORTS and get("query").template == "system_report"  # derived from the declaration
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\n1,2\n")
+    rules = tmp_path / "r.txt"
+    rules.write_text("a -> b\n")
+    with pytest.raises(DqkitError, match="holds no query"):
+        get("query").prepare({"table": [f"t={src}"], "rules": [f"t={rules}"], "workload": " ; "})
 
 
 def test_the_query_report_runs_a_workload_through_the_registry(tmp_path, capsys):
@@ -449,12 +452,81 @@ def test_the_query_report_runs_a_workload_through_the_registry(tmp_path, capsys)
     rules = tmp_path / "rules.txt"
     rules.write_text("Zip -> City\n")
     out = tmp_path / "report"
-    code = main(["report", "query", "-p", "table", str(src), "-p", "name", "cities", "-p", "rules", str(rules),
-                 "-p", "key", "tid", "-p", "queries",
+    code = main(["report", "query", "-p", "table", f"cities={src}", "-p", "rules", f"cities={rules}",
+                 "-p", "key", "cities=tid", "-p", "workload",
                  "SELECT Zip FROM cities WHERE City = 'Los Angeles'; SELECT City FROM cities WHERE Zip = 10001",
                  "-o", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     html = (out / "query_report.html").read_text()
     assert "Per query" in html and "switch point" in html and "2 queries in" in html
+    assert "2 needed cleaning" in html and "CANDIDATES" in html
     assert "<script" not in html.lower() and "<b>NY" not in html
+
+
+# ------------------------------------------------------------------ the query system (dqkit/systems/query.py)
+def test_cli_query_exits_0_when_nothing_needed_cleaning_and_explain_goes_through_the_same_emit_path(
+        spark, tmp_path, capsys):
+    from dqkit.cli import main
+
+    src = tmp_path / "cities.csv"
+    src.write_text("tid,Zip,City\nt1,9001,Los Angeles\nt2,9001,Los Angeles\nt3,10001,New York\n")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("Zip -> City\n")
+    base = ["query", "--table", f"cities={src}", "--rules", f"cities={rules}", "--key", "cities=tid"]
+    assert main(base + ["--format", "json", "SELECT City FROM cities WHERE Zip = 9001"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "CLEAN" and out["candidate_cells"] == 0
+    assert {(r["tid"], r["candidate"], r["is_original"]) for r in out["answer"]} == {
+        ("t1", LA, True), ("t2", LA, True)}
+    assert main(base + ["--explain", "SELECT City FROM cities WHERE Zip = 9001"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("dqkit query: PLAN") and "clean_σ pushed down onto cities" in text
+    workload = tmp_path / "queries.sql"
+    workload.write_text("# two queries\nSELECT City FROM cities WHERE Zip = 9001\nSELECT Zip FROM cities\n")
+    assert main(base + ["--workload", str(workload), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["queries"] == 2 and out["cleaned_queries"] == 0 and out["verdict"] == "CLEAN"
+
+
+@pytest.mark.parametrize("extra,message", [
+    ([], "no query given"),
+    (["--workload", "SELECT Zip FROM t; SELECT City FROM t", "SELECT Zip FROM t"], "both given"),
+    (["--workload", "SELECT Zip FROM t; SELECT City FROM t", "--explain"], "plan of one query"),
+    (["--workload", "no-such-queries.sql"], "workload file no-such-queries.sql does not exist"),
+    (["--workload", " ; "], "holds no query"),
+    (["--workload", "SELECT Zip FROM t; DROP TABLE t"], "read-only SELECT"),
+    (["--table", "t2", "SELECT Zip FROM t"], "expected NAME=VALUE"),
+])
+def test_query_refuses_a_missing_doubled_or_bad_workload_before_spark(tmp_path, capsys, monkeypatch, extra, message):
+    from dqkit.cli import main
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark must not start here")
+
+    monkeypatch.setattr("dqkit.session.get_spark", no_spark)
+
+    src = tmp_path / "t.csv"
+    src.write_text("tid,Zip,City\nt1,9001,LA\n")
+    code = main(["query", "--table", f"t={src}", *extra])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+
+
+def test_the_query_params_round_trip_with_name_value_pairs_and_absolute_paths(tmp_path):
+    import os
+
+    from dqkit.systems import get
+
+    (tmp_path / "t.csv").write_text("tid,Zip,City\nt1,9001,LA\n")
+    (tmp_path / "r.txt").write_text("Zip -> City\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        p = get("query").prepare({"table": ["t=t.csv"], "rules": ["t=r.txt"], "query": "SELECT Zip FROM t"})
+        absolute = p.absolute()
+    finally:
+        os.chdir(cwd)
+    assert absolute.table == (f"t={tmp_path / 't.csv'}",) and absolute.rules == (f"t={tmp_path / 'r.txt'}",)
+    assert get("query").params.parse(p.to_parameters()) == p
+    assert [str(x) for x in p.inputs()] == ["t.csv", "r.txt"]

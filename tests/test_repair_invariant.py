@@ -104,8 +104,14 @@ def test_row_ids_count_exact_copies_in_file_order_whatever_the_splits(spark, tmp
     from dqkit.repair import _with_row_ids
     from dqkit.sources import read_table
 
-    path = tmp_path / "t.csv"
-    path.write_text(DUPLICATES)
+    import io
+
+    import pandas as pd
+
+    # Parquet with many row groups: Spark splits it by row group (a CSV is read whole by one task,
+    # since quoted fields may hold newlines), so the small splits below really change the plan
+    path = tmp_path / "t.parquet"
+    pd.read_csv(io.StringIO(DUPLICATES), dtype=str).to_parquet(path, row_group_size=4, index=False)
 
     def ids() -> tuple[list[str], int]:
         df = read_table(str(path), spark)

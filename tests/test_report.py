@@ -1,4 +1,5 @@
-"""The delta report template executed by papermill through ``dqkit report``, and its parameter handling."""
+"""The delta report (the shared system template) executed by papermill through ``dqkit report``, and its
+parameters, which come from the delta declaration in the systems registry."""
 from __future__ import annotations
 
 import shutil
@@ -10,8 +11,7 @@ import pytest
 
 from dqkit import __version__
 from dqkit.cli import main
-from dqkit.errors import ParameterError, SourceError
-from dqkit.delta import report_arguments as delta_arguments
+from dqkit.errors import ParameterError, SourceError, UnknownColumnError
 from dqkit.params import parse_keys
 from dqkit.report import collect_parameters, template_parameters
 
@@ -32,41 +32,44 @@ def _cell_sources(nb) -> str:
     return "\n".join(c.source for c in nb.cells)
 
 
-def test_template_declares_its_parameters():
+def test_the_report_parameters_are_the_declared_params_and_output():
     params = template_parameters("delta")
-    assert list(params) == ["old", "new", "tables", "keys", "exclude", "stages", "abs_tol", "rel_tol",
-                            "sample_rows", "output", "report_dir"]
-    assert params["abs_tol"]["inferred_type_name"] == "float"
+    assert list(params) == ["old", "new", "tables", "exclude", "key", "stages", "abs_tol", "rel_tol",
+                            "sample_rows", "output"]
+    assert params["abs_tol"]["inferred_type_name"] == "float" and params["key"]["inferred_type_name"] == "list"
 
 
 def test_repeated_cli_parameters_are_joined_and_unknown_ones_rejected():
     known = template_parameters("delta")
     pairs = [("old", "a"), ("key", "users=id"), ("key", "lineitem=l_orderkey,l_linenumber"),
              ("exclude", "users.birthday"), ("exclude", "orders"), ("table", "users"), ("table", "lineitem")]
-    assert collect_parameters(pairs, known) == {
-        "old": "a", "keys": "users=id;lineitem=l_orderkey,l_linenumber", "exclude": "users.birthday,orders",
-        "tables": "users,lineitem"}
+    pairs = [(("tables" if n == "table" else n), v) for n, v in pairs]
+    assert collect_parameters(pairs, known, "delta") == {
+        "old": "a", "key": ["users=id", "lineitem=l_orderkey,l_linenumber"], "exclude": ["users.birthday", "orders"],
+        "tables": ["users", "lineitem"]}
     with pytest.raises(ParameterError, match="no parameter 'colour'"):
-        collect_parameters([("colour", "red")], known)
+        collect_parameters([("colour", "red")], known, "delta")
     with pytest.raises(ParameterError, match="given twice"):
-        collect_parameters([("old", "a"), ("old", "b")], known)
+        collect_parameters([("old", "a"), ("old", "b")], known, "delta")
 
 
-def test_template_parameters_become_delta_arguments(tmp_path):
+def test_report_parameters_are_parsed_and_checked_by_the_delta_declaration(tmp_path):
+    from dqkit.systems import get
+
     assert parse_keys("users=id; lineitem=l_orderkey,l_linenumber") == {
         "users": ["id"], "lineitem": ["l_orderkey", "l_linenumber"]}
     with pytest.raises(ParameterError, match="cannot read the key"):
         parse_keys("users")
-    args = delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), keys="users=id", tables="",
-                           exclude="users.birthday", stages="row,dedup", abs_tol="0.5")
-    assert args["keys"] == {"users": ["id"]} and args["tables"] is None
-    assert args["exclude"] == ["users.birthday"] and args["abs_tol"] == 0.5
-    with pytest.raises(SourceError, match="old version does not exist"):
-        delta_arguments(old=str(tmp_path / "missing"), new=str(DATA / "new"))
-    with pytest.raises(ParameterError, match="abs_tol must be a number"):
-        delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), abs_tol="lots")
-    with pytest.raises(ParameterError, match="sample_rows must be a whole number"):
-        delta_arguments(old=str(DATA / "old"), new=str(DATA / "new"), sample_rows="ten")
+    p = get("delta").prepare(old=str(DATA / "old"), new=str(DATA / "new"), keys="users=id", tables="",
+                             exclude="users.birthday", stages="row,dedup", abs_tol="0.5")
+    assert p.key == ("users=id",) and p.tables == () and p.exclude == ("users.birthday",) and p.abs_tol == 0.5
+    assert p.stages == ("row", "dedup")
+    with pytest.raises(SourceError, match="no such file or folder"):
+        get("delta").prepare(old=str(tmp_path / "missing"), new=str(DATA / "new"))
+    with pytest.raises(ParameterError, match="--abs-tol: cannot read 'lots'"):
+        get("delta").prepare(old=str(DATA / "old"), new=str(DATA / "new"), abs_tol="lots")
+    with pytest.raises(ParameterError, match="--sample-rows: cannot read 'ten'"):
+        get("delta").prepare(old=str(DATA / "old"), new=str(DATA / "new"), sample_rows="ten")
 
 
 def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path, capsys):
@@ -83,8 +86,9 @@ def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path,
     nb = nbformat.read(out / "delta_report.ipynb", as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1
-    assert 'keys = "users=id"' in injected[0].source and "sample_rows = 3" in injected[0].source
-    assert f'old = "{old}"' in injected[0].source
+    source = injected[0].source
+    assert '"key": ["users=id"]' in source and '"sample_rows": 3' in source
+    assert f'"old": "{old}"' in source and 'system = "delta"' in source
     assert not any(o.get("output_type") == "error" for c in nb.cells if c.cell_type == "code" for o in c.outputs)
 
     html = (out / "delta_report.html").read_text()
@@ -96,9 +100,9 @@ def test_report_cli_executes_the_template_into_notebook_and_clean_html(tmp_path,
     assert "<script" not in html.lower()
     assert 'src="http' not in html and "src='http" not in html
     # no code is shown
-    assert "delta_arguments" not in html and "import dqkit" not in html
-    # the record of the run: parameters, versions, input row counts, run time
-    for fact in ("users=id", f"<td class=\"l\">{__version__}</td>", pyspark.__version__, "Input row counts",
+    assert "prepare_report" not in html and "import dqkit" not in html and "from dqkit" not in html
+    # the record of the run: parameters, versions, run time, the command that reproduces it
+    for fact in ("users=id", f'<td class="l">{__version__}</td>', pyspark.__version__, "dqkit delta report",
                  "run time (s)", "dqkit report delta", str(saved)):
         assert fact in html, fact
 
@@ -187,11 +191,12 @@ def test_the_rules_report_runs_through_the_registry_and_with_repair_true_also_re
     assert (saved / "repair" / "summary.json").is_file() and (saved / "repair" / "repaired").is_dir()
 
 
-def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_golden_records(tmp_path, capsys):
-    """One run of templates/dedup_report.ipynb on 30 generated people; bad parameters fail in the adapter."""
+def test_the_dedup_report_takes_its_parameters_from_the_declaration_and_shows_golden_records_and_accuracy(
+        tmp_path, capsys):
+    """One run of the shared system report for dedup on 30 generated people; bad parameters are refused
+    by the dedup declaration (``System.prepare``, no Spark) before papermill starts a kernel."""
     from data.people import generate_people
-    from dqkit.dedup._report import report_arguments as dedup_arguments
-    from dqkit.dedup.config import ConfigError
+    from dqkit.systems import get
 
     records, truth = generate_people(30, seed=3)
     people = records.merge(truth, on="rec_id")
@@ -205,13 +210,20 @@ def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_go
                       "  - {column: address_1, method: token_set}\n")
     bad = tmp_path / "bad.yaml"
     bad.write_text("blocking: [[surname]\ncomparisons: []\n")
-    with pytest.raises(ConfigError, match="line 2, column"):
-        dedup_arguments(table=str(table), key="rec_id", config=str(bad))
-    with pytest.raises(ParameterError, match="threshold must be a probability"):
-        dedup_arguments(table=str(table), key="rec_id", config=str(config), threshold="1.5")
-    with pytest.raises(SourceError, match="does not exist"):
-        dedup_arguments(table=str(tmp_path / "nope.csv"), key="rec_id", config=str(config))
-    assert dedup_arguments(table=str(table), key="rec_id", config=str(config))["threshold"] is None
+    dedup = get("dedup")
+    with pytest.raises(ParameterError, match="line 2, column"):
+        dedup.prepare(table=str(table), key="rec_id", config=str(bad))
+    with pytest.raises(ParameterError, match="--threshold must be >= 0 and <= 1"):
+        dedup.prepare(table=str(table), key="rec_id", config=str(config), threshold="1.5")
+    with pytest.raises(SourceError, match="nope.csv"):
+        dedup.prepare(table=str(tmp_path / "nope.csv"), key="rec_id", config=str(config))
+    with pytest.raises(UnknownColumnError, match="--truth: unknown column .entiti."):
+        dedup.prepare(table=str(table), key="rec_id", config=str(config), truth="entiti")
+    assert dedup.prepare(table=str(table), key="rec_id", config=str(config)).threshold is None
+    assert main(["report", "dedup", "-p", "table", str(table), "-p", "key", "rec_id", "-p", "config", str(config),
+                 "-p", "csv", "true", "-o", str(tmp_path / "refused")]) == 2
+    assert "--csv and --all-pairs shape what --out writes" in capsys.readouterr().err
+    assert not (tmp_path / "refused").exists()
 
     out, saved = tmp_path / "dedup", tmp_path / "saved"
     code = main(["report", "dedup", "-p", "table", str(table), "-p", "key", "rec_id", "-p", "config", str(config),
@@ -223,8 +235,8 @@ def test_the_dedup_report_runs_through_the_registry_with_precision_recall_and_go
     assert "Golden records of the largest clusters" in html and "Pairwise accuracy at threshold 0.95" in html
     assert "Precision and recall by threshold" in html and html.count("data:image/png;base64,") >= 4
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script" not in html.lower()
-    assert 'src="http' not in html and "report_arguments" not in html  # no code shown
-    for fact in ("Reproduce with", "-p threshold 0.95", f"-o {out}", "input records", pyspark.__version__,
-                 "comparison surname", str(saved)):
+    assert 'src="http' not in html and "prepare_report" not in html  # no code shown
+    for fact in ("Reproduce with", "-p threshold 0.95", "-p truth entity", f"-o {out}", "records",
+                 pyspark.__version__, "comparison surname", str(saved)):
         assert fact in html, fact
     assert sorted(p.name for p in saved.iterdir() if p.is_dir()) == ["clusters", "golden", "pairs"]

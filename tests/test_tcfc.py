@@ -505,6 +505,59 @@ def test_html_escapes_fragment_values(tmp_path):
     assert evil not in html and "&lt;script&gt;" in html
 
 
+def test_the_tcfc_declaration_states_the_kernels_orders_and_grace():
+    """The declaration names the job orders and GRACE_S without importing the kernel; they must agree."""
+    from dqkit.systems.tcfc import GRACE_TEXT, ORDERS
+    from dqkit.tcfc.algorithm import ORDERS as KERNEL_ORDERS
+
+    assert ORDERS == tuple(KERNEL_ORDERS) and GRACE_TEXT == f"{GRACE_S:g} s"
+
+
+def test_tcfc_cli_options_and_report_parameters_come_from_one_declaration(tmp_path, capsys):
+    from dqkit.cli import build_parser, main
+    from dqkit.systems import get
+
+    assert main(["report", "tcfc", "--list-parameters"]) == 0
+    listing = capsys.readouterr().out
+    names = ["spec", "budget", "reuse", "resume", "order", "connect_timeout", "statistics", "sample_rows"]
+    assert all(f"{n} =" in listing for n in names + ["output"]), listing
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml_dump(_fig2(tmp_path, list(YEAR_ENROLL), "decl")))
+    argv = ["--spec", str(spec), "--budget", "7.5", "--reuse", str(tmp_path / "r"), "--resume", "--order",
+            "breadth_first", "--connect-timeout", "3", "--statistics", "--sample-rows", "4"]
+    args = build_parser().parse_args(["tcfc", *argv])
+    tcfc_system = get("tcfc")
+    params = tcfc_system.prepare({s.name: getattr(args, s.name) for s in tcfc_system.params.specs()})
+    assert (params.budget, params.resume, params.order, params.connect_timeout, params.statistics,
+            params.sample_rows) == (7.5, True, "breadth_first", 3.0, True, 4)
+    assert tcfc_system.params.parse(params.to_parameters()) == params
+    assert str(spec) in params.inputs() and any(p.endswith("decl_src.db") for p in map(str, params.inputs()))
+
+
+@pytest.mark.parametrize("pairs, words", [
+    ([("budget", "0")], "more than 0 seconds"), ([("budget", "nan")], "finite number"),
+    ([("resume", "true")], "--resume needs --reuse"), ([("order", "sideways")], "--order must be one of"),
+    ([("connect_timeout", "0")], "--connect-timeout must be > 0"), ([("sample_rows", "-1")], "--sample-rows")])
+def test_tcfc_report_refuses_bad_parameters_before_a_kernel_and_writes_nothing(tmp_path, capsys, pairs, words):
+    from dqkit.cli import main
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text(yaml_dump(_fig2(tmp_path, list(YEAR_ENROLL), "bad")))
+    argv = ["report", "tcfc", "-p", "spec", str(spec)]
+    for name, value in pairs:
+        argv += ["-p", name, value]
+    assert main([*argv, "-o", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    assert not (tmp_path / "rep").exists()
+
+
+def yaml_dump(doc: dict) -> str:
+    import yaml
+
+    return yaml.safe_dump(doc)
+
+
 def test_tcfc_report_renders_the_sections_escaped_and_fails_with_exit_2_on_a_bad_spec(tmp_path, capsys):
     import yaml
 

@@ -1,8 +1,10 @@
 """The ``dqkit`` command line.
 
-Each subcommand lives in its own module exposing ``register(subparsers)``, which adds its parser and
-sets ``func`` to a callable ``(args) -> int``. Exit codes follow ``diff``: 0 = no difference / no
-violation, 1 = differences / violations found, 2 = error.
+A system declared in the registry (``dqkit.systems``) gets its subcommand derived from the
+declaration (``dqkit.cli._derive``); the commands not yet declared there live in their own module
+exposing ``register(subparsers)``. Exit codes follow ``diff``: 0 = no difference / no violation,
+1 = differences / violations found, 2 = error; a system may add its own (tcfc: 3 = uncompleted).
+The global flags (``--master``, ``--remote``, ``--debug``) are accepted before or after the subcommand.
 """
 from __future__ import annotations
 
@@ -14,8 +16,7 @@ from collections.abc import Sequence
 from dqkit.errors import DqkitError, DqkitWarning
 
 # Subcommand modules, in the order `dqkit --help` lists them.
-SUBCOMMANDS = ("dqkit.cli.delta", "dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.dedup", "dqkit.cli.tcfc",
-               "dqkit.cli.lake", "dqkit.cli.query", "dqkit.cli.report")
+SUBCOMMANDS = ("dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.report")
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
@@ -26,10 +27,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="dqkit", description="Data-quality checks on Apache Spark.")
     parser.add_argument("--version", action="version", version=f"dqkit {__version__}")
-    parser.add_argument("--master", help="Spark master URL (default: local[*], or DQKIT_SPARK_MASTER)")
-    parser.add_argument("--remote", help="Spark Connect address, e.g. sc://host:15002 (default: SPARK_REMOTE)")
-    parser.add_argument("--debug", action="store_true", help="print the full traceback of an unexpected error")
+    _add_global_flags(parser, None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from dqkit.cli._derive import add_system_command
+    from dqkit.systems import all_systems
+
+    for system in all_systems():
+        add_system_command(sub, system)
     for name in SUBCOMMANDS:
         try:
             module = importlib.import_module(name)
@@ -38,7 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    for subparser in sub.choices.values():
+        _add_global_flags(subparser, argparse.SUPPRESS)
     return parser
+
+
+def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
+    """``--master``, ``--remote`` and ``--debug``; on a subcommand their default is SUPPRESS, so a
+    flag given before the subcommand is not overwritten by the subcommand's parser."""
+    parser.add_argument("--master", default=default,
+                        help="Spark master URL (default: local[*], or DQKIT_SPARK_MASTER)")
+    parser.add_argument("--remote", default=default,
+                        help="Spark Connect address, e.g. sc://host:15002 (default: SPARK_REMOTE)")
+    parser.add_argument("--debug", action="store_true", default=default if default is argparse.SUPPRESS else False,
+                        help="print the full traceback of an unexpected error")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,10 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="Example: dqkit report delta -p old data/users/old -p new data/users/new -p key users=id "
                "-o reports/users. Repeatable: -p key TABLE=COL[,COL] (joined with ';'), -p table T and "
                "-p exclude T[.COL] (joined with ',').")
-    from dqkit.report import REPORTS
+    from dqkit.report import REPORTS, report_names
+    from dqkit.systems import all_systems
 
-    p.add_argument("name", metavar="NAME", choices=sorted(REPORTS),
-                   help="the report: " + "; ".join(f"{n} ({s.description})" for n, s in sorted(REPORTS.items())))
+    described = {s.name: s.summary for s in all_systems()}
+    described.update({n: r.description for n, r in REPORTS.items() if n not in described})
+    p.add_argument("name", metavar="NAME", choices=report_names(),
+                   help="the report: " + "; ".join(f"{n} ({described[n]})" for n in report_names()))
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                    help="a template parameter (repeat for more)")
     p.add_argument("-o", "--out", metavar="OUTDIR", help="folder for the executed notebook and HTML (required "

@@ -73,7 +73,7 @@ def plot_block_stats(stats: pd.DataFrame):
     return fig
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DedupResult(Result):
     """The outcome of ``dedup``. DataFrames stay lazy (the levels of the candidate pairs and the
     clusters are checkpointed once); the summaries are small aggregates computed at the threshold.
@@ -86,7 +86,10 @@ class DedupResult(Result):
     * ``golden``: one record per cluster, ``cluster_id, cluster_size`` and every other column;
     * ``model``: the Fellegi–Sunter m, u and prior; ``model_table()`` shows them per level;
     * ``explain(k1, k2)`` / ``plot_waterfall(k1, k2)``: each comparison's share of a pair's weight;
-    * ``at_threshold(p)``: the same run with clusters at another threshold (no re-comparison).
+    * ``at_threshold(p)``: the same run with clusters at another threshold (no re-comparison);
+    * ``saving(format, all_pairs)``: the same run, saved by ``save`` as CSV and/or with every pair;
+    * ``accuracy``: a ``dqkit.dedup.evaluate.PairAccuracy`` against the true clusters of column
+      ``truth`` (set by the dedup system's ``--truth``): its sections then add precision and recall.
     """
 
     system = "dqkit dedup"
@@ -118,6 +121,8 @@ class DedupResult(Result):
     save_all_pairs: bool = False
     sources: tuple[str, str] | None = None  # linking: the names of the left and right tables
     source_records: tuple[int, int] | None = None  # linking: records of each table
+    truth: str | None = None  # the column of true cluster ids that ``accuracy`` was measured against
+    accuracy: Any = None  # a PairAccuracy (dqkit.dedup.evaluate), or None
 
     @property
     def is_link(self) -> bool:
@@ -428,6 +433,8 @@ class DedupResult(Result):
                 "model": {"prior": self.model.prior, "prior_weight": self.model.prior_weight,
                           "u_sample_pairs": self.u_pairs, "comparisons": model},
                 "em_sessions": [dict(s) for s in self.sessions], "notes": list(self.notes),
+                **({"accuracy": {"truth": self.truth, **self.accuracy.at(self.threshold)}}
+                   if self.accuracy is not None else {}),
                 **({"link": {"sources": list(self.sources), "records": dict(zip(self.sources, self.source_records or ()))}}
                    if self.sources else {})}
 
@@ -441,7 +448,7 @@ class DedupResult(Result):
             "candidate pairs": self.n_pairs, "threshold": self.threshold,
             "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
             "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
-            "prior (two random records match)": f"{self.model.prior:.3g}"})]
+            "prior (two random records match)": f"{self.model.prior:.3g}"}), self._config_facts()]
         blocks.append(Table("Blocking rules", self.block_stats,
                             note=("comparisons = Σ n_left·n_right" if self.is_link else "comparisons = Σ n(n−1)/2")
                                  + " over the rule's blocks; new_pairs = pairs no earlier "
@@ -465,15 +472,44 @@ class DedupResult(Result):
                 k1, k2 = top[-1]["key_1"], top[-1]["key_2"]
                 blocks.append(Chart(f"Why {k1} ~ {k2} match", "waterfall",
                                     functools.partial(self.plot_waterfall, k1, k2)))
+        if sample_rows and self.duplicate_clusters:
+            golden = (self.golden.where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(sample_rows).toPandas())
+            blocks.append(Table("Golden records of the largest clusters", golden,
+                                note=f"at most {sample_rows}; per column the most frequent non-NULL value of the "
+                                     "cluster's records (ties to the smallest)"))
+        blocks += self._accuracy_blocks()
         if self.notes:
             blocks.append(Notes("Notes", list(self.notes)))
         return blocks
 
-    def frames(self, all_pairs: bool = False, **_: Any) -> dict[str, DataFrame]:
-        """``pairs`` (the matches, or every candidate pair with ``all_pairs``), ``clusters`` and ``golden``."""
+    def _config_facts(self) -> Facts:
+        cfg = self.config
+        return Facts("Config", {"blocking rules": " | ".join(r.text for r in cfg.blocking),
+                                **{f"comparison {c.label}": f"{c.method}: " + ", ".join(c.level_labels()[::-1])
+                                   for c in cfg.comparisons},
+                                "max_block_size": cfg.max_block_size, "u sample records": cfg.u_sample_records,
+                                "seed": cfg.seed})
+
+    def _accuracy_blocks(self) -> list[Any]:
+        """Pairwise precision and recall against ``truth`` (only when ``accuracy`` was measured)."""
+        if self.accuracy is None:
+            return []
+        here = self.accuracy.at(self.threshold)
+        curve = self.accuracy.curve(sorted({0.01, 0.1, 0.5, 0.9, 0.99, 0.999, self.threshold}))
+        return [Facts(f"Pairwise accuracy at threshold {self.threshold:g}",
+                      {"true pairs": here["true_pairs"], "matching pairs": here["predicted"],
+                       "true matching pairs": here["true_positives"], "precision": f"{here['precision']:.4f}",
+                       "recall": f"{here['recall']:.4f}", "F1": f"{here['f1']:.4f}"}),
+                Table("Precision and recall by threshold", curve.round(4),
+                      note=f"true pairs: every pair of records with the same {self.truth or 'true id'}; the matches "
+                           "are pairs, not their transitive closure")]
+
+    def frames(self, all_pairs: bool | None = None, **_: Any) -> dict[str, DataFrame]:
+        """``pairs`` (the matches, or every candidate pair with ``all_pairs``, default as ``saving`` set),
+        ``clusters`` and ``golden``; none when they are saved as CSV (``_save_extra`` writes those)."""
         if self.save_format == "csv":
-            return {}  # written as CSV by _save_extra
-        return self._frame_map(all_pairs)
+            return {}
+        return self._frame_map(self.save_all_pairs if all_pairs is None else all_pairs)
 
     def _frame_map(self, all_pairs: bool) -> dict[str, DataFrame]:
         return {"pairs": self.pairs if all_pairs else self.matches, "clusters": self._clusters(),
@@ -487,18 +523,17 @@ class DedupResult(Result):
             for rel, frame in self._frame_map(self.save_all_pairs).items():
                 frame.write.mode("errorifexists").option("header", "true").csv((folder / rel).as_posix())
 
-    def save(self, target: str | os.PathLike, overwrite: bool = False, *, charts: bool = True,
-             format: str = "parquet", all_pairs: bool = False, **frame_options: Any) -> str:
-        """Save ``pairs``, ``clusters`` and ``golden`` (Parquet, or ``format="csv"``) with the summary and
-        report, atomically (see ``Result.save``). ``all_pairs``: every candidate pair, not only matches."""
-        if format not in ("parquet", "csv"):
+    def saving(self, format: str = "parquet", all_pairs: bool = False) -> DedupResult:
+        """This run, to be saved by ``save`` (the generic ``Result.save``) with the tables as ``format``
+        (``parquet``, or ``csv`` with a header, to a folder only) and ``pairs`` holding every candidate
+        pair (``all_pairs``) or only the matches."""
+        if format not in SAVE_FORMATS:
             raise ParameterError(f"unknown save format {format!r}", hint="parquet or csv")
-        if format == "csv":
-            if os.fspath(target).startswith("catalog:"):
-                raise ParameterError("CSV output goes to a folder, not a catalog", hint="drop format='csv'")
-            copy = dataclasses.replace(self, save_format="csv", save_all_pairs=all_pairs)
-            return Result.save(copy, target, overwrite, charts=charts, **frame_options)
-        return super().save(target, overwrite, charts=charts, all_pairs=all_pairs, **frame_options)
+        return dataclasses.replace(self, save_format=format, save_all_pairs=bool(all_pairs))
+
+
+#: The formats ``saving`` writes the tables in.
+SAVE_FORMATS = ("parquet", "csv")
 
 
 def record_label(key: str) -> Column:

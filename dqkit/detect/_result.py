@@ -36,7 +36,7 @@ class RuleSummary:
         return d
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class DetectionResult(Result):
     """Violations of a set of rules on one table (BigDansing's Detect + GenFix output).
 

@@ -40,7 +40,7 @@ __all__ = ["find_containment", "LakeResult", "ContainmentGraph", "load_lake", "L
            "pairwise_ground_truth", "opt_ret", "ilp", "dyn_lin", "CostModel", "DeletionPlan", "load_costs",
            "parse_costs", "TransformationProvider", "LineageProvider", "MappingProvider", "AssumeKnown",
            "flatten", "flatten_schema", "lineage_provider", "result_from_graph", "plan_for", "STAGES",
-           "EdgeState", "build_graph", "report_arguments"]
+           "EdgeState", "build_graph"]
 
 LINEAGE = "_lineage.json"
 
@@ -167,21 +167,3 @@ def find_containment(lake: Any, *, s: int = 4, t: int = 10, seed: int = 0, mode:
     the_plan = plan_for(graph, cost_model, provider) if plan else None
     return result_from_graph(graph, plan=the_plan, truth=gt, truth_seconds=gt_seconds)
 
-
-def report_arguments(lake: str = "", s: Any = 4, t: Any = 10, seed: Any = 0, mode: str = "strict",
-                     verify: Any = True, plan: Any = True, costs: str = "", **_: Any) -> dict[str, Any]:
-    """The report template's parameters as ``find_containment`` arguments (checked, typed)."""
-    if not lake:
-        raise ParameterError("the lake report needs -p lake PATH")
-
-    def _int(v: Any, name: str) -> int:
-        try:
-            return int(v)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{name} must be a whole number, not {v!r}") from None
-
-    def _bool(v: Any) -> bool:
-        return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
-
-    return {"lake": lake, "s": _int(s, "s"), "t": _int(t, "t"), "seed": _int(seed, "seed"), "mode": mode,
-            "verify": _bool(verify), "plan": _bool(plan), "costs": costs or None}

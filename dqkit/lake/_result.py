@@ -19,7 +19,7 @@ EXIT_INCOMPLETE = EXIT_ERROR
 STAGE_LABEL = {"SGB": "after SGB", "MMP": "after MMP", "CLP": "after CLP", "verify": "after verification"}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class LakeResult(Result):
     """The outcome of ``find_containment``.
 

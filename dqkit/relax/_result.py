@@ -66,6 +66,8 @@ class QueryResult(Result):
         self.trace = trace
         self.decisions = decisions
         self.seconds = seconds
+        #: where ``--state`` was saved after this answer (``dqkit.systems.query``), or None
+        self.state_saved: str | None = None
         self._cache: dict[str, Any] = {}
 
     # ------------------------------------------------------------------------------- helpers
@@ -170,30 +172,78 @@ class QueryResult(Result):
         return self._cache[key]
 
     def counts(self) -> dict[str, int]:
+        """Answer tuples after cleaning and over the dirty data, and ``candidate_cells``: the answer's
+        cells with a candidate other than their original value (what the cleaning found). The tuple
+        counts come first: ``run_workload`` times a query up to them."""
+        self.tuple_counts()
+        if "candidate_cells" not in self._cache["counts"]:
+            alternative = self.long_format().where(~F.col("is_original")).select("tid", "attr").distinct()
+            self._cache["counts"]["candidate_cells"] = alternative.count()
+        return self._cache["counts"]
+
+    def tuple_counts(self) -> dict[str, int]:
+        """Answer tuples after cleaning and over the dirty data (what a workload's time includes)."""
         if "counts" not in self._cache:
             self._cache["counts"] = {"answer": self.answer.count(), "dirty": self.dirty.count()}
         return self._cache["counts"]
+
+    @property
+    def needed_cleaning(self) -> bool:
+        """Whether cleaning changed the answer: a cell got another candidate, or the tuples differ in
+        number from the answer over the dirty data. It sets the exit code (0 no, 1 yes)."""
+        n = self.counts()
+        return n["candidate_cells"] > 0 or n["answer"] != n["dirty"]
+
+    def long_rows(self) -> list[dict[str, Any]]:
+        """The long format as rows, ordered by tuple, attribute, world and candidate (the JSON answer)."""
+        if "long" not in self._cache:
+            ordered = self.long_format().orderBy("tid", "attr", "world_id", "candidate")
+            self._cache["long"] = [r.asDict() for r in ordered.toLocalIterator()]
+        return self._cache["long"]
+
+    def materialize(self) -> QueryResult:
+        """Hold the answer and the dirty answer in Spark's memory, cut from the tables they were read
+        from, so this result stays readable once those files are replaced (a saved ``--state``)."""
+        self.answer = self.answer.localCheckpoint(eager=True)
+        self.dirty = self.dirty.localCheckpoint(eager=True)
+        self.counts()
+        return self
 
     # ------------------------------------------------------------------------------- contract
     def to_dict(self) -> dict[str, Any]:
         n = self.counts()
         d: dict[str, Any] = {
-            "system": "daisy", "query": self.query.text, "answer_rows": n["answer"], "dirty_rows": n["dirty"],
+            "system": "daisy", "query": self.query.text, "verdict": self._verdict().label,
+            "answer_rows": n["answer"], "dirty_rows": n["dirty"], "candidate_cells": n["candidate_cells"],
             "seconds": round(self.seconds, 3),
             "relaxation": [{k: v for k, v in t.items()} for t in self.trace],
             "decisions": self.decisions, "explain": self.explain,
         }
+        if self.state_saved:
+            d["state"] = self.state_saved
         agg = self.aggregated()
+        d["answer"] = self.long_rows()  # the long format: tid, attr, world_id, candidate, prob, is_original
         if agg is not None:
             d["aggregate"] = [r.asDict() for r in agg[0].limit(1000).collect()]
             d["aggregate_dirty"] = [r.asDict() for r in agg[1].limit(1000).collect()]
         return d
 
+    @property
+    def verdict(self) -> Verdict:
+        return self._verdict()
+
+    def _verdict(self) -> Verdict:
+        """CLEAN (exit 0) when nothing needed cleaning, CANDIDATES (exit 1) when cleaning changed the answer."""
+        n = self.counts()
+        found = (f"{n['candidate_cells']} answer cell(s) with candidates; " if self.needed_cleaning
+                 else "nothing needed cleaning; ")
+        return Verdict(not self.needed_cleaning, "CANDIDATES" if self.needed_cleaning else "CLEAN",
+                       found + f"{n['answer']} answer tuple(s) after cleaning, {n['dirty']} over the dirty data "
+                       f"({self.seconds:.2f}s)")
+
     def sections(self, sample_rows: int = 10) -> list[Any]:
         n = self.counts()
-        verdict = Verdict(True, "cleaned", f"{n['answer']} answer tuple(s) after cleaning, {n['dirty']} over the dirty data "
-                          f"({self.seconds:.2f}s)")
-        blocks: list[Any] = [verdict]
+        blocks: list[Any] = [self._verdict()]
         facts = {"query": self.query.text.strip(), "tables": ", ".join(f"{n_} AS {a}" for a, n_ in self.query.tables),
                  "answer tuples (cleaned)": n["answer"], "answer tuples (dirty)": n["dirty"]}
         for d in self.decisions:
@@ -242,7 +292,30 @@ class QueryResult(Result):
                                 "sample": ", ".join(map(str, t["sample"][:8]))} for t in self.trace])
             blocks.append(Table("Relaxation trace", tr))
         blocks.append(Notes("Plan", self.explain.splitlines()))
+        if self.state_saved:
+            blocks.append(Notes("State", [f"the probabilistic tables are saved in {self.state_saved}"]))
         return blocks
 
     def frames(self, **options: Any) -> dict[str, Any]:
         return {"answer_long": self.long_format(), "dirty": self.dirty}
+
+
+class PlanResult(Result):
+    """Where a query's cleaning operators go and why (``dqkit query --explain``), nothing run: the plan
+    on the common result contract, so it prints, saves and exits (0) like every other result."""
+
+    system = "dqkit query"
+
+    def __init__(self, query: str, explain: str) -> None:
+        self.query = query
+        self.explain = explain
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"system": "daisy", "query": self.query, "verdict": "PLAN", "explain": self.explain}
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        return [Verdict(True, "PLAN", "where the cleaning operators go; nothing was run"),
+                Notes("Plan", self.explain.splitlines())]
+
+    def frames(self, **options: Any) -> dict[str, Any]:
+        return {}

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from dqkit.errors import ParameterError, SourceError
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 
 
@@ -36,18 +34,25 @@ class WorkloadResult(Result):
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=["query", "sql", "seconds", "cumulative_seconds", "answer_rows",
-                                                "decision", "incremental_cost", "full_cost"])
+                                                "candidate_cells", "decision", "incremental_cost", "full_cost"])
+
+    @property
+    def cleaned_queries(self) -> int:
+        """How many queries' answers needed cleaning (a cell with candidates, or other tuples)."""
+        return sum(1 for r in self.rows if r.get("needed_cleaning"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"system": "daisy-workload", "table": self.table, "strategy": self.strategy,
-                "queries": len(self.rows), "switch_point": self.switch_point,
+                "verdict": self.verdict.label, "queries": len(self.rows), "cleaned_queries": self.cleaned_queries,
+                "switch_point": self.switch_point,
                 "total_seconds": self.rows[-1]["cumulative_seconds"] if self.rows else 0.0, "per_query": self.rows}
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         total = self.rows[-1]["cumulative_seconds"] if self.rows else 0.0
         sw = self.switch_point
         blocks: list[Any] = [
-            Verdict(True, "answered", f"{len(self.rows)} queries in {total:.2f}s; "
+            Verdict(self.cleaned_queries == 0, "CANDIDATES" if self.cleaned_queries else "CLEAN",
+                    f"{len(self.rows)} queries in {total:.2f}s, {self.cleaned_queries} needed cleaning; "
                     + (f"the cost model switched to full cleaning at query {sw}" if sw else "no switch to full cleaning")),
             Facts("Workload", {"table": self.table, "strategy": self.strategy, "queries": len(self.rows),
                                "total seconds": f"{total:.2f}", "switch point": sw or "none"}),
@@ -84,39 +89,16 @@ def run_workload(daisy: Any, table: str, queries: Sequence[str],
     for i, q in enumerate(queries, 1):
         t0 = time.perf_counter()
         res = daisy.query(q)
-        n = res.counts()["answer"]
+        n = res.tuple_counts()["answer"]
         dt = time.perf_counter() - t0
+        counts = res.counts()  # what cleaning found, counted outside the query's time
         cumulative += dt
         dec = next((d for d in res.decisions if d.get("table") == table and "full_cost" in d), {})
         rows.append({"query": i, "sql": q, "seconds": round(dt, 3), "cumulative_seconds": round(cumulative, 3),
-                     "answer_rows": n, "decision": dec.get("decision", "no cleaning"),
+                     "answer_rows": n, "candidate_cells": counts["candidate_cells"],
+                     "needed_cleaning": res.needed_cleaning, "decision": dec.get("decision", "no cleaning"),
                      "incremental_cost": dec.get("cumulative_incremental"), "full_cost": dec.get("full_cost")})
         if progress is not None:
             progress("query", q, i, len(queries))
     return WorkloadResult(table, daisy.strategy, rows)
 
-
-def report_arguments(*, table: str, rules: str, queries: str, name: str = "t", key: str = "",
-                     strategy: str = "auto", sample_rows: Any = 10, **_: Any) -> dict[str, Any]:
-    """Check the query report's parameters before Spark starts: the table and rules exist, the queries
-    (a file with one query per line, or text separated by ``;``) are not empty."""
-    from dqkit.relax.engine import STRATEGIES
-    from dqkit.rules import load_rules
-
-    if not str(table).strip() or (not str(table).startswith("catalog:") and not Path(table).exists()):
-        raise SourceError(f"the table does not exist: {table!r}", hint="give it with -p table PATH")
-    if not str(rules).strip():
-        raise ParameterError("the report needs rules", hint="-p rules FILE")
-    if strategy not in STRATEGIES:
-        raise ParameterError(f"unknown strategy {strategy!r}", hint=f"one of {', '.join(STRATEGIES)}")
-    text = str(queries)
-    if text.strip() and "\n" not in text and Path(text).is_file():
-        qs = [ln.strip() for ln in Path(text).read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
-    else:
-        qs = [q.strip() for q in text.split(";") if q.strip()]
-    if not qs:
-        raise ParameterError("the report needs queries", hint="-p queries FILE (one per line) or 'q1; q2'")
-    if not str(name).replace("_", "a").isalnum():
-        raise ParameterError(f"table name {name!r} must be a plain identifier")
-    return {"table": str(table), "rules": load_rules(str(rules)), "queries": qs, "name": str(name),
-            "key": str(key).strip() or None, "strategy": strategy}

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RepairResult(Result):
     """The outcome of ``repair``: ``repaired`` (same rows, columns and types as the input) and
     ``changes (tid, attr, old, new, rules, iteration)``, both lazy; ``history`` holds one dict per

@@ -1,0 +1,124 @@
+"""Entity deduplication and record linkage, declared once: ``dqkit.dedup`` (blocking, Fellegi-Sunter
+match probabilities with EM, clusters, golden records).
+
+``--out`` goes through the generic ``Result.save``: the result carries how its tables are written
+(``DedupResult.saving``: Parquet or ``--csv``, the matches or ``--all-pairs``).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from dqkit.errors import ParameterError
+from dqkit.systems.base import Params, System, param
+
+DEFAULT_SOURCES = ("left", "right")
+
+
+@dataclass(frozen=True)
+class DedupParams(Params):
+    """What ``dqkit dedup``, ``dqkit report dedup`` and the derived dedup widget take."""
+
+    table: str = param(help="Parquet/CSV/JSON path or catalog:db.table (CSV columns are read as text)",
+                       positional=True, input=True, metavar="TABLE")
+    key: str = param(help="the column identifying records (unique, not NULL)")
+    config: str = param(help="blocking rules and comparisons, YAML (see --example-config)", metavar="FILE.yaml",
+                        input=True)
+    link: str | None = param(None, help="link TABLE to TABLE2 (record linkage): pairs only across the two tables, "
+                                        "which both have the key and the compared columns",
+                             metavar="TABLE2", input=True)
+    sources: tuple[str, ...] = param(DEFAULT_SOURCES, help="with --link: names of the two tables in the source "
+                                                           "and cluster_id columns",
+                                     repeat=True, metavar="NAME1,NAME2")
+    threshold: float | None = param(None, help="link pairs with match probability >= P (default: the config's, "
+                                               "else 0.9)", low=0, high=1, metavar="P")
+    truth: str | None = param(None, help="a column of true cluster ids: adds pairwise precision and recall",
+                              metavar="COLUMN")
+    all_pairs: bool = param(False, help="with --out: save every candidate pair, not only matches")
+    csv: bool = param(False, help="with --out: write the tables as CSV instead of Parquet")
+    sample_rows: int = param(10, help="clusters, pairs and golden records shown per section", low=0, metavar="N")
+
+    def validate(self) -> None:
+        """Tables and config exist, the config is a YAML mapping, the key (and the truth column) are
+        columns of each table, the sources name two tables of ``--link`` (file footers and headers)."""
+        from dqkit import preflight
+
+        check_sources(self.sources, self.link)
+        preflight.dedup(self.table, self.key, self.config, link=self.link, threshold=self.threshold)
+        if self.truth is not None:
+            check_truth(self.truth, self.key, [self.table, *([self.link] if self.link else [])])
+
+
+def check_sources(sources: tuple[str, ...], link: str | None) -> tuple[str, str]:
+    """``--sources``: two different non-empty names, and only with ``--link``; no Spark."""
+    if link is None and tuple(sources) != DEFAULT_SOURCES:
+        raise ParameterError("--sources names the two tables of --link", hint="add --link TABLE2")
+    if len(sources) != 2 or not all(s.strip() for s in sources) or sources[0] == sources[1]:
+        raise ParameterError(f"--sources needs two different non-empty names, got {','.join(sources)!r}",
+                             hint="e.g. --sources crm,erp")
+    return sources[0], sources[1]
+
+
+def check_truth(truth: str, key: str, tables: list[Any]) -> None:
+    """``--truth`` names a column of every table other than the key; no Spark (footers and headers)."""
+    from dqkit import preflight
+
+    if truth == key:
+        raise ParameterError("--truth is the key itself", hint="name the column of true cluster ids")
+    for table in tables:
+        preflight.check_columns([truth], preflight.table_columns(preflight.check_table(table)), "--truth")
+
+
+def check_output(params: DedupParams, out: str | None) -> None:
+    """``--csv`` and ``--all-pairs`` shape what ``--out`` writes (so they need it); CSV goes to a folder."""
+    if out is None:
+        if params.csv or params.all_pairs:
+            raise ParameterError("--csv and --all-pairs shape what --out writes", hint="add --out DIR")
+        return
+    if params.csv and os.fspath(out).startswith("catalog:"):
+        raise ParameterError("CSV output goes to a folder, not a catalog", hint="drop --csv, or save to a folder")
+
+
+def run(params: DedupParams, *, spark: Any = None, progress: Any = None, cancel: Any = None) -> Any:
+    """The dedup (or link) of ``params`` (``dqkit.dedup.dedup``), set to be saved as ``--csv`` /
+    ``--all-pairs`` say, with pairwise accuracy against ``--truth`` when given."""
+    import dataclasses
+
+    from dqkit.dedup import dedup, load_config
+
+    config = load_config(params.config)  # parse errors with line and column, before any Spark job
+    name = params.table if params.link is None else f"{params.table} ~ {params.link}"
+    result = dedup(params.table, params.key, config, threshold=params.threshold, name=name, spark=spark,
+                   progress=progress, other=params.link, sources=tuple(params.sources))
+    result = result.saving(format="csv" if params.csv else "parquet", all_pairs=params.all_pairs)
+    if params.truth is not None:
+        from dqkit.dedup.evaluate import pair_accuracy
+
+        result = dataclasses.replace(result, truth=params.truth, accuracy=pair_accuracy(result, params.truth))
+    return result
+
+
+def example_config() -> str:
+    """A commented example config (``dqkit dedup --example-config``)."""
+    from dqkit.dedup import example_config as text
+
+    return text()
+
+
+DEDUP = System(
+    name="dedup",
+    summary="find duplicate records: blocking, match probabilities, clusters, golden records",
+    description="Find records that describe the same entity (Fellegi-Sunter match probabilities with EM-estimated "
+                "parameters, no labels needed), cluster them and merge each cluster into a golden record; with "
+                "--link, link two tables (pairs only across them).",
+    params=DedupParams,
+    run=run,
+    template="system_report",
+    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Tables", ("Table",)), ("Charts", ("Chart",))),
+    exit_codes={0: "no duplicate (no link)", 1: "duplicates (links) found", 2: "error"},
+    output="the pairs, clusters and golden records (Parquet, or CSV with --csv), summary.json and report.html",
+    example={"table": "data/dedup/people.csv", "key": "rec_id", "config": "data/dedup/dedup.yaml"},
+    actions={"example_config": ("print a commented example config and exit", example_config)},
+    check_output=check_output,
+)

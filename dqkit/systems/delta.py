@@ -1,0 +1,68 @@
+"""Diftong's delta, declared once: two versions of a database compared (``dqkit.delta``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dqkit.systems.base import Params, System, param
+
+STAGES = ("dedup", "row", "column")
+
+
+@dataclass(frozen=True)
+class DeltaParams(Params):
+    """What ``dqkit delta``, ``dqkit report delta`` and the delta widget take."""
+
+    old: str = param(help="old version: a folder of tables, a table file, or catalog:DB", positional=True,
+                     input=True)
+    new: str = param(help="new version: a folder of tables, a table file, or catalog:DB", positional=True,
+                     input=True)
+    tables: tuple[str, ...] = param((), help="compare only these tables", repeat=True, metavar="TABLE[,TABLE]")
+    exclude: tuple[str, ...] = param((), help="exclude a table, or a column (dropped before hashing)", repeat=True,
+                                     metavar="TABLE[.COL]")
+    key: tuple[str, ...] = param((), help="key of a table for column validation (composite keys with commas); "
+                                          "it need not be unique: the tables are compared as multisets, and "
+                                          "changed rows whose key repeats on a side are left unpaired and "
+                                          "counted (ambiguous_key_rows)",
+                                 repeat=True, sep=";", metavar="TABLE=COL[,COL]", aliases=("keys",))
+    stages: tuple[str, ...] = param(STAGES, help="stages to run", repeat=True,
+                                    choices=STAGES, metavar="STAGE[,STAGE]")
+    abs_tol: float = param(0.0, help="absolute float tolerance in column validation", low=0)
+    rel_tol: float = param(0.0, help="relative float tolerance in column validation", low=0)
+    sample_rows: int = param(10, help="rows shown per sample (text, html, report)", low=0, metavar="N")
+
+    def validate(self) -> None:
+        """Both versions exist; tables, exclusions and keys name what is there (schemas from file
+        footers and headers); the key syntax reads."""
+        from dqkit import preflight
+        from dqkit.params import parse_keys
+
+        parse_keys(list(self.key))
+        preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
+                        stages=",".join(self.stages), abs_tol=self.abs_tol, rel_tol=self.rel_tol,
+                        sample_rows=self.sample_rows)
+
+
+def run(params: DeltaParams, *, spark: Any = None, progress: Any = None, cancel: Any = None) -> Any:
+    """The delta of ``params`` (``dqkit.delta.delta``)."""
+    from dqkit.delta import delta
+    from dqkit.params import parse_keys
+
+    return delta(params.old, params.new, tables=list(params.tables) or None, exclude=list(params.exclude),
+                 keys=parse_keys(list(params.key)), stages=list(params.stages), abs_tol=params.abs_tol,
+                 rel_tol=params.rel_tol, spark=spark, progress=progress)
+
+
+DELTA = System(
+    name="delta",
+    summary="compare two versions of a database (Diftong)",
+    description="Compare two versions of a database table by table: duplicates, row delta, column delta and "
+                "statistics.",
+    params=DeltaParams,
+    run=run,
+    template="system_report",
+    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table", "Changes")), ("Charts", ("Chart",))),
+    exit_codes={0: "identical", 1: "different", 2: "error"},
+    output="the validation namespace (delta tables, statistics, charts, report.html)",
+    example={"old": "data/users/old", "new": "data/users/new", "key": ["users=id"]},
+)

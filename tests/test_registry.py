@@ -1,0 +1,152 @@
+"""The systems registry: one declaration per system, from which the CLI, the reports and the widgets
+are derived. A toy eighth system (tests/toy_system.py) proves it: it gets all three with no other code."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dqkit.cli import build_parser, main
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.systems import all_systems, get, register, unregister
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """The toy system, registered here and, through the environment, in every kernel a report starts."""
+    import toy_system
+
+    monkeypatch.setenv("DQKIT_SYSTEMS", "toy_system:TOY")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    register(toy_system.TOY)
+    yield toy_system.TOY
+    unregister("toy")
+
+
+def _nulls_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "people.csv"
+    path.write_text("id,name\n1,Ann\n2,\n3,Cy\n4,\n")
+    return path
+
+
+def test_a_toy_system_gets_a_cli_subcommand_with_its_declared_help(toy, capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["toy", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the column whose NULLs are counted" in text and "Exit 0: no more NULLs than allowed" in text
+    assert "--column COLUMN" in text and "TABLE" in text
+    assert "toy" in build_parser().format_help()
+
+
+def test_the_toy_cli_runs_and_exits_with_its_findings(toy, tmp_path, capsys, spark):
+    csv = _nulls_csv(tmp_path)
+    assert main(["toy", str(csv), "--column", "name", "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out) == {"verdict": "NULLS", "rows": 4, "nulls": 2, "column": "name"}
+    assert main(["toy", str(csv), "--column", "name", "--allowed", "2"]) == 0
+    assert "CLEAN: 2 of 4 rows have no name" in capsys.readouterr().out
+
+
+def test_the_toy_cli_refuses_bad_parameters_before_spark(toy, tmp_path, capsys):
+    csv = _nulls_csv(tmp_path)
+    assert main(["toy", str(csv), "--column", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+    assert main(["toy", str(csv), "--column", "name", "--allowed", "-1"]) == 2
+    assert "--allowed must be at least 0" in capsys.readouterr().err
+    assert main(["toy", str(tmp_path / "missing.csv"), "--column", "name"]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_the_toy_report_lists_its_parameters_and_renders_its_sections(toy, tmp_path, capsys):
+    assert main(["report", "toy", "--list-parameters"]) == 0
+    listing = capsys.readouterr().out
+    assert "column" in listing and "allowed = 0" in listing and "output" in listing
+    csv = _nulls_csv(tmp_path)
+    out = tmp_path / "report"
+    assert main(["report", "toy", "-p", "table", str(csv), "-p", "column", "name", "-o", str(out)]) == 0, \
+        capsys.readouterr().err
+    html = (out / "toy_report.html").read_text()
+    assert "dqkit toy report" in html and "NULLS" in html and "2 of 4 rows have no name" in html
+    assert "Traceback" not in html and "Reproduce with" in html
+
+
+def test_the_toy_widget_is_derived_and_shows_its_declared_tabs(toy, tmp_path, spark):
+    from dqkit.widgets import SystemController, SystemExplorer
+
+    csv = _nulls_csv(tmp_path)
+    controller = SystemController("toy", {"table": str(csv)}, spark=spark)
+    assert "--column is required" in controller.problem()
+    controller.set("column", "name")
+    assert controller.problem() is None
+    with pytest.raises(ParameterError, match="unknown parameter"):
+        controller.set("colour", "red")
+    explorer = SystemExplorer("toy", {"table": str(csv), "column": "name"}, spark=spark)
+    assert set(explorer.fields) == {"table", "column", "allowed"}
+    result = explorer.run(timeout=120)
+    assert result is not None and result.nulls == 2
+    titles = [explorer.view.get_title(i) for i in range(len(explorer.view.children))]
+    assert titles == ["Verdict", "Counts"]
+    assert "NULLS" in explorer.view.children[0].value and "allowed" in explorer.view.children[1].value
+    explorer.fields["column"].value = "nope"
+    explorer.start()
+    assert "nope" in explorer.message.value and explorer.run_button.disabled is False
+
+
+# ------------------------------------------------------------------------ the contract, every system
+SYSTEMS = [s.name for s in all_systems()]
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_params_round_trip_through_cli_arguments_and_report_parameters(name):
+    system = get(name)
+    params = system.params.parse(system.example)
+    parser = build_parser()
+    args = parser.parse_args([name, *params.to_argv()])
+    from_cli = system.params.parse({s.name: getattr(args, s.name) for s in system.params.specs()})
+    assert from_cli == params
+    assert system.params.parse(json.loads(json.dumps(params.to_parameters()))) == params
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_parameter_is_documented_and_no_name_clashes_with_a_global_flag(name):
+    from dqkit.cli._derive import GLOBAL_FLAGS
+
+    for s in get(name).params.specs():
+        assert s.help.strip() and s.name not in GLOBAL_FLAGS
+    assert get(name).summary and get(name).exit_codes.get(2) == "error"
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_invalid_params_are_refused_without_spark(name):
+    code = ("import sys\nfrom dqkit.systems import get\nfrom dqkit.errors import DqkitError\n"
+            f"s = get({name!r})\nvalues = dict(s.example)\n"
+            "first = s.params.specs()[0]\nvalues[first.name] = 'no/such/input/anywhere'\n"
+            "try:\n    s.prepare(values)\nexcept DqkitError as e:\n    print('REFUSED', e.message)\n"
+            "print('SPARK' if 'pyspark' in sys.modules else 'NO SPARK')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
+    assert "REFUSED" in out and "NO SPARK" in out, out
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_repr(name, spark):
+    from dqkit import render
+    from dqkit.result import Result
+
+    system = get(name)
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = system.run(system.prepare(system.example), spark=spark)
+    finally:
+        os.chdir(cwd)
+    assert isinstance(result, Result)
+    assert result.to_text().strip() and "<div class='dqkit'>" in result.to_html(charts=False)
+    json.loads(render.dumps(result.to_dict()))
+    assert "\n" not in repr(result) and len(repr(result)) < 300 and name in repr(result)
+    assert result.exit_code == (0 if result.verdict.ok else 1)
