@@ -23,6 +23,7 @@ import pandas as pd
 
 from dqkit import render
 from dqkit.errors import ParameterError
+from dqkit.preflight import TABLE_FILE_SUFFIXES, check_out
 
 #: Exit codes, as ``diff``: 0 = clean / identical, 1 = differences or violations, 2 = error.
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -174,35 +175,12 @@ def check_output_target(target: str | os.PathLike, inputs: Iterable[Any] = (), o
 
     A folder target that is, contains or lies inside an input path is always refused (saving would
     replace the input). An existing target is refused unless ``overwrite``. A target under a regular
-    file is refused. ``catalog:DB`` targets are checked when saving (they need a session).
+    file is refused. ``catalog:DB`` targets are checked when saving (they need a session). The one
+    implementation is ``dqkit.preflight.check_out``, which the commands also run before Spark starts.
     """
-    text = os.fspath(target)
-    if not text.strip():
-        raise ParameterError("the output target is empty", hint="name a folder or catalog:DB")
-    if text.startswith(CATALOG_PREFIX):
-        return
-    out = Path(text).expanduser().resolve()
-    for source in inputs:
-        if not isinstance(source, (str, os.PathLike)) or os.fspath(source).startswith(CATALOG_PREFIX):
-            continue
-        inp = Path(os.fspath(source)).expanduser().resolve()
-        if out == inp or _inside(out, inp) or _inside(inp, out):
-            raise ParameterError(f"the output {out} would overwrite the input {inp}",
-                                 hint="write the output to a folder outside every input")
-    for parent in [out, *out.parents]:
-        if parent.exists():
-            if parent != out and not parent.is_dir():
-                raise ParameterError(f"cannot write the output under {parent}: it is a file, not a folder",
-                                     hint="choose a folder path")
-            break
-    if out.exists() and not overwrite:
-        raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass overwrite "
-                                                              "(--overwrite) to replace it")
-    if out.exists() and not out.is_dir() and out.suffix.lower() not in TABLE_FILE_SUFFIXES:
-        raise ParameterError(f"the output {out} is a file, not a folder", hint="choose a folder path")
+    check_out(target, inputs, overwrite)
 
 
-TABLE_FILE_SUFFIXES = (".csv", ".parquet")
 
 
 def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[Any] = (),

@@ -742,14 +742,15 @@ class ViolationView(W.Tab):
     the ``RepairResult``); the graph tab is interactive.
     """
 
-    titles = ("Violations per rule", "Violations and fixes", "Violation graph", "Repairs")
+    #: not ``titles``: that is ipywidgets 8's own Tab trait, and a class attribute of that name blanks the tabs
+    TAB_TITLES = ("Violations per rule", "Violations and fixes", "Violation graph", "Repairs")
 
     def __init__(self, graph: ViolationGraphView, sample_rows: int = 10) -> None:
         self.detection_view = ResultView(DETECTION_TABS, sample_rows)
         self.repair_view = ResultView((("Repairs", None),), sample_rows)
         self.graph = graph
         super().__init__(children=[*self.detection_view.children, graph, *self.repair_view.children])
-        for i, title in enumerate(self.titles):
+        for i, title in enumerate(self.TAB_TITLES):
             self.set_title(i, title)
         self.clear()
 

@@ -1,0 +1,49 @@
+"""No widget class hides an ipywidgets trait behind a class attribute of the same name: a class
+attribute ``titles`` on a ``Tab`` subclass once left every tab of the violation explorer blank."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import ipywidgets as W
+import pytest
+
+
+def _widget_classes():
+    import dqkit.widgets as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"dqkit.widgets.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, W.Widget) and cls.__module__ == module.__name__:
+                yield cls
+
+
+def _shadowed(cls) -> list[str]:
+    traits: set[str] = set()
+    for base in cls.__mro__[1:]:
+        if hasattr(base, "class_trait_names"):
+            traits |= set(base.class_trait_names())
+    own = {name: value for name, value in vars(cls).items() if not name.startswith("__")}
+    return sorted(name for name, value in own.items() if name in traits and not hasattr(value, "default_value"))
+
+
+@pytest.mark.parametrize("cls", list(_widget_classes()), ids=lambda c: c.__name__)
+def test_no_widget_class_attribute_shadows_an_ipywidgets_trait(cls):
+    assert _shadowed(cls) == []
+
+
+def test_the_shadow_check_catches_a_tab_with_a_titles_attribute():
+    class Blank(W.Tab):
+        titles = ("a", "b")
+
+    assert _shadowed(Blank) == ["titles"]
+
+
+def test_the_violation_view_draws_its_four_tab_titles():
+    from dqkit.widgets.rules_explorer import ViolationView
+
+    view = ViolationView(W.VBox())  # the graph tab's content does not matter to its title
+    assert list(view.titles) == ["Violations per rule", "Violations and fixes", "Violation graph", "Repairs"]
+    assert len(view.children) == 4
