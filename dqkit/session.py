@@ -86,6 +86,25 @@ def get_spark(
         return spark
 
 
+def use_backend(master: str | None = None, remote: str | None = None) -> None:
+    """Make ``master`` (or the Spark Connect address ``remote``) the backend of every session started
+    from now on, without starting one: ``get_spark()`` reads it from ``DQKIT_SPARK_MASTER`` /
+    ``SPARK_REMOTE``, and so does a child process (a report's notebook kernel).
+
+    ``remote`` wins over ``master`` (as in ``get_spark``); the other variable is removed so an
+    inherited value cannot take over.
+    """
+    if remote:
+        os.environ["SPARK_REMOTE"] = remote
+        os.environ.pop("DQKIT_SPARK_MASTER", None)
+    elif master:
+        os.environ["DQKIT_SPARK_MASTER"] = master
+        os.environ.pop("SPARK_REMOTE", None)
+        # a Connect session of this process marks the environment as Connect-only; a child must not
+        # inherit that mark without an address
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
 @contextlib.contextmanager
 def _jvm_stderr_to_log() -> Iterator[None]:
     """Start the JVM with its stderr in ``JVM_LOG``; ``DQKIT_JVM_STDERR=inherit`` turns this off.

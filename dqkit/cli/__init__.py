@@ -49,10 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: usage errors are exit 2 already
         return int(exc.code or 0)
     try:
-        if args.master or args.remote:
-            from dqkit.session import get_spark
+        if args.master or args.remote:  # the session starts on first use, the report kernel inherits it
+            from dqkit.session import use_backend
 
-            get_spark(master=args.master, remote=args.remote)
+            use_backend(master=args.master, remote=args.remote)
         return int(args.func(args))
     except DqkitError as exc:
         print(f"dqkit: error: {exc}", file=sys.stderr)

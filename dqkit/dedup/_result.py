@@ -485,7 +485,7 @@ class DedupResult(Result):
     def _save_extra(self, folder: Path) -> None:
         if self.save_format == "csv":
             for rel, frame in self._frame_map(self.save_all_pairs).items():
-                frame.write.mode("errorifexists").option("header", "true").csv((folder / rel).as_posix())
+                frame.write.mode("error").option("header", "true").csv((folder / rel).as_posix())
 
     def save(self, target: str | os.PathLike, overwrite: bool = False, *, charts: bool = True,
              format: str = "parquet", all_pairs: bool = False, **frame_options: Any) -> str:
