@@ -7,9 +7,12 @@ violation, 1 = differences / violations found, 2 = error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from dqkit.errors import DqkitError
 
@@ -48,6 +51,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors are exit 2 already
         return int(exc.code or 0)
+    try:
+        with _sigterm_as_interrupt():
+            return _run(args)
+    except KeyboardInterrupt:  # a SIGTERM that arrived after the run
+        print("dqkit: cancelled", file=sys.stderr)
+        return EXIT_ERROR
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a shell's ``kill``, a scheduler's timeout) cancels like Ctrl-C: the atomic writes' clean-up
+    runs, so no half-written output or temporary folder is left. Main thread only; restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        handler = signal.getsignal(signal.SIGINT)  # PySpark's cancels the running Spark jobs first
+        if callable(handler):
+            handler(signum, frame)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.master or args.remote:  # the session starts on first use, the report kernel inherits it
             from dqkit.session import use_backend
