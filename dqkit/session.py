@@ -142,6 +142,28 @@ def redirect_stderr_fd(log_path: str) -> Iterator[None]:
         os.close(log)
 
 
+def end_spark_for_exit() -> None:
+    """Stop this process's Spark before it exits on a signal: the session, then (classic Spark) the
+    driver JVM, so no cancelled write can still create files. Best effort; for the CLI only."""
+    spark = _active()
+    if spark is None:
+        return
+    try:
+        if is_connect(spark):
+            spark.interruptAll()
+            return
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        spark.stop()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.kill()
+            proc.wait(30)
+    except Exception:  # noqa: BLE001 - the session may already be going down
+        pass
+
+
 def quiet(spark: SparkSession) -> None:
     """Silence JVM log output below ERROR (classic Spark only; Connect servers log on their side)."""
     if is_connect(spark):

@@ -21,6 +21,7 @@ SUBCOMMANDS = ("dqkit.cli.delta", "dqkit.cli.detect", "dqkit.cli.repair", "dqkit
                "dqkit.cli.lake", "dqkit.cli.query", "dqkit.cli.report")
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+_terminated = False  # set by SIGTERM (see _sigterm_as_interrupt)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,15 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM (a shell's ``kill``, a scheduler's timeout) cancels like Ctrl-C: the atomic writes' clean-up
-    runs, so no half-written output or temporary folder is left. Main thread only; restored after."""
+    runs and, as the process ends, Spark is stopped before the temporary folders are removed. Main thread
+    only; restored after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum, frame):
-        handler = signal.getsignal(signal.SIGINT)  # PySpark's cancels the running Spark jobs first
-        if callable(handler):
-            handler(signum, frame)
+        global _terminated
+        _terminated = True
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, interrupt)
@@ -91,6 +92,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"dqkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        if _terminated:  # the process ends: stop Spark, then remove what cancelled writes left
+            from dqkit.render import remove_abandoned
+            from dqkit.session import end_spark_for_exit
+
+            end_spark_for_exit()
+            remove_abandoned()
         print("dqkit: cancelled", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - any unexpected failure is an error (2), never "different" (1)
