@@ -59,7 +59,9 @@ def get_spark(
             builder = SparkSession.builder.remote(remote).appName(app_name)
             for key, value in (config or {}).items():
                 builder = builder.config(key, value)
-            return builder.getOrCreate()
+            spark = builder.getOrCreate()
+            _bounded_retries(spark)
+            return spark
         master = master or os.environ.get("DQKIT_SPARK_MASTER") or "local[*]"
         # Python workers must run the interpreter that has dqkit's dependencies (pyarrow, pandas).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -105,6 +107,26 @@ def use_backend(master: str | None = None, remote: str | None = None) -> None:
         os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
 
 
+#: how long a Spark Connect client keeps retrying an unreachable server (pyspark's default is 10+ minutes,
+#: which looks like a hang): 6 tries, 0.25 s doubling to 5 s, about 13 s per call
+CONNECT_RETRIES = {"max_retries": 6, "backoff_multiplier": 2.0, "initial_backoff": 250, "max_backoff": 5000}
+
+
+def _bounded_retries(spark: SparkSession) -> None:
+    """Give a Connect session ``CONNECT_RETRIES``, so a server that went away ends the run in about 13 s
+    per call (``dqkit.errors.cluster_error`` then says so) instead of retrying for ten minutes."""
+    import warnings
+
+    # the client also warns on stderr when it gives up; the error that follows says it in a sentence
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
+    try:
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+
+        spark.client.set_retry_policies([DefaultPolicy(**CONNECT_RETRIES)])
+    except Exception:  # noqa: BLE001 - another client version: keep its policy
+        pass
+
+
 @contextlib.contextmanager
 def _jvm_stderr_to_log() -> Iterator[None]:
     """Start the JVM with its stderr in ``JVM_LOG``; ``DQKIT_JVM_STDERR=inherit`` turns this off.
@@ -140,6 +162,45 @@ def redirect_stderr_fd(log_path: str) -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(log)
+
+
+def python_workers_problem(spark: SparkSession | None = None) -> str | None:
+    """Whether the cluster's Python workers can import dqkit: a one-row Python UDF tries (pickled by value,
+    so it runs where dqkit is missing). The error text when they cannot, None when they can."""
+    from pyspark.sql import functions as F
+
+    def probe(_):
+        try:
+            import dqkit  # noqa: F401
+            return ""
+        except Exception as exc:  # noqa: BLE001
+            return f"{type(exc).__name__}: {exc}"
+
+    spark = spark or _active()
+    if spark is None:
+        return None
+    try:
+        found = spark.range(1).select(F.udf(probe, "string")("id")).first()[0]
+    except Exception as exc:  # noqa: BLE001 - the worker could not even start
+        found = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return found or None
+
+
+def explain_failure(exc: BaseException) -> Exception | None:
+    """A ``ClusterError`` saying what to do for a failure caused by the deployment (see
+    ``dqkit.errors.cluster_error``); an opaque Python-worker failure is checked with a probe UDF."""
+    from dqkit.errors import WORKERS_LACK_DQKIT, WORKERS_LACK_DQKIT_HINT, ClusterError, cluster_error
+
+    mapped = cluster_error(exc)
+    if mapped is not None or not ("PythonException" in type(exc).__name__ or "PYTHON_EXCEPTION" in str(exc)):
+        return mapped
+    try:
+        problem = python_workers_problem()
+    except Exception:  # noqa: BLE001 - diagnosis must not hide the original error
+        return None
+    if problem and "dqkit" in problem:
+        return ClusterError(WORKERS_LACK_DQKIT, hint=WORKERS_LACK_DQKIT_HINT)
+    return None
 
 
 def end_spark_for_exit() -> None:

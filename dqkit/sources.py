@@ -152,7 +152,9 @@ def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_ty
         df = reader.load(_spark_path(path))
         schema = df.schema
     except Exception as exc:
-        raise (read_failure(exc) or SourceError(
+        from dqkit.errors import cluster_error  # a server that went away is not a bad file
+
+        raise (cluster_error(exc) or read_failure(exc) or SourceError(
             f"cannot read {path} as {fmt}: {_first_line(exc)}",
             hint="check that the file is complete and in the format its extension says")) from exc
     if fmt == "json" and _CORRUPT in schema.fieldNames():
@@ -208,6 +210,10 @@ def read_failure(exc: BaseException) -> SourceError | None:
     Spark reports a corrupt file or a malformed CSV row (FAILFAST) only when a job reads it; this
     names the file, and for a malformed CSV row also the line (found by scanning the file).
     """
+    from dqkit.errors import cluster_error
+
+    if cluster_error(exc) is not None:
+        return None
     text = str(exc)
     m = _FAILED_READ.search(text)
     if m is None:

@@ -130,3 +130,37 @@ def test_a_terminated_cli_leaves_no_output_and_no_temporary_folder(cluster, big_
     assert proc.returncode == 2, err[-2000:]
     assert "cancelled" in err
     assert not out.exists() and _leftovers(tmp_path, "out") == []
+
+
+def _cli(backend: list[str], argv: list[str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dqkit.cli", *backend, *argv], capture_output=True, text=True,
+                          timeout=timeout, env=base_env())
+
+
+def test_a_connect_server_without_dqkit_is_named_with_what_to_install_where(cluster):
+    remote = cluster.connect("connect-without-dqkit", with_dqkit=False)
+    data = HERE.parent / "data"
+    proc = _cli(["--remote", remote], ["detect", str(data / "bigdansing_table1.csv"), "--rules",
+                                       str(data / "bigdansing_table1_rules.yaml"), "--key", "tid"])
+    cluster.stop_process("connect-without-dqkit")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    first = proc.stderr.splitlines()[0]
+    assert "Python workers cannot import dqkit" in first, proc.stderr
+    assert "PYSPARK_PYTHON" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_connect_server_that_goes_away_mid_run_gives_exit_2_and_a_sentence(cluster, big_delta):
+    data, _ = big_delta
+    remote = cluster.connect("connect-that-stops")
+    proc = subprocess.Popen([sys.executable, "-m", "dqkit.cli", "--remote", remote, "delta", str(data / "old"),
+                             str(data / "new"), "--key", "t=id"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=base_env())
+    time.sleep(8)  # the client connected and the delta runs
+    assert proc.poll() is None, proc.communicate()[1][-2000:]
+    t = time.monotonic()
+    cluster.stop_process("connect-that-stops", grace=0)
+    _, err = proc.communicate(timeout=300)
+    print(f"server gone: the CLI ended {time.monotonic() - t:.1f} s after the server was killed")
+    assert proc.returncode in (2, 3), err[-2000:]
+    assert err.splitlines()[0].startswith("dqkit: error: the Spark Connect server stopped answering"), err
+    assert "Traceback" not in err and "grpc" not in err.splitlines()[0].lower()

@@ -111,9 +111,11 @@ def _unexpected(exc: Exception, args: argparse.Namespace) -> int:
     import traceback
 
     from dqkit.errors import describe_error
+    from dqkit.session import explain_failure
 
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    print(f"dqkit: error: {describe_error(exc)}", file=sys.stderr)
+    mapped = explain_failure(exc)  # the cluster lacks dqkit, the Connect server went away
+    print(f"dqkit: error: {mapped if mapped is not None else describe_error(exc)}", file=sys.stderr)
     if getattr(args, "debug", False):
         print(trace, file=sys.stderr)
         return EXIT_ERROR
