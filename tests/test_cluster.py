@@ -23,21 +23,33 @@ HERE = Path(__file__).parent
 TIMINGS = Path(os.environ.get("TMPDIR", "/tmp")) / "dqkit-cluster-matrix.json"
 
 
-def _runner(inputs: Path, out: Path, backend: list[str], timeout: float = 600) -> dict:
-    """All commands in one fresh interpreter against ``backend``; the runner's JSON document."""
-    proc = subprocess.run([sys.executable, str(HERE / "matrix_runner.py"), str(inputs), str(out), *backend],
-                          capture_output=True, text=True, timeout=timeout, env=base_env())
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def _runners(inputs: Path, tmp: Path, backends: dict[str, list[str]], timeout: float = 900) -> dict[str, dict]:
+    """All commands in one fresh interpreter per backend; the runners' JSON documents by backend.
+
+    The backends run at the same time (the small jobs are latency-bound; the local run and the Connect
+    server do not use the workers) unless ``DQKIT_MATRIX_SEQUENTIAL=1`` (to measure the overhead)."""
+    sequential = os.environ.get("DQKIT_MATRIX_SEQUENTIAL") == "1"
+    procs, outputs = {}, {}
+    for name, backend in backends.items():
+        procs[name] = subprocess.Popen([sys.executable, str(HERE / "matrix_runner.py"), str(inputs), str(tmp / name),
+                                        *backend], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                       env=base_env())
+        if sequential:
+            outputs[name] = procs[name].communicate(timeout=timeout)
+    for name, proc in procs.items():
+        out, err = outputs.get(name) or proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, f"{name}: {err[-3000:]}"
+        outputs[name] = json.loads(out.strip().splitlines()[-1])
+    return outputs
 
 
 def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_spark_connect(cluster, tmp_path):
     inputs = tmp_path / "in"
     matrix_runner.prepare(inputs)
+    remote = cluster.connect()
     t0 = time.perf_counter()
-    runs = {"local": _runner(inputs, tmp_path / "local", [])}
-    runs["standalone"] = _runner(inputs, tmp_path / "standalone", ["--master", cluster.master_url])
-    runs["connect"] = _runner(inputs, tmp_path / "connect", ["--remote", cluster.connect()])
+    runs = _runners(inputs, tmp_path, {"local": [], "standalone": ["--master", cluster.master_url],
+                                       "connect": ["--remote", remote]})
     wall = time.perf_counter() - t0
     expected_master = {"local": "local[*]", "standalone": cluster.master_url, "connect": "Spark Connect"}
     local = runs["local"]["results"]
@@ -57,6 +69,7 @@ def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_s
             if diff:
                 problems.append(f"{backend} {command}: {diff}")
     timings = {"wall_seconds": round(wall, 1), "load_average": os.getloadavg(),
+               "sequential": os.environ.get("DQKIT_MATRIX_SEQUENTIAL") == "1",
                "per_backend": {b: r["seconds"] for b, r in runs.items()},
                "per_command": {c: {b: r["results"][c]["seconds"] for b, r in runs.items()} for c in local}}
     TIMINGS.write_text(json.dumps(timings, indent=1))
