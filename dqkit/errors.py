@@ -68,6 +68,21 @@ class DqkitWarning(UserWarning):
     """Base class of every warning dqkit gives on purpose (the CLI prints it as ``dqkit: warning: ...``)."""
 
 
+class ClusterError(DqkitError):
+    """The Spark cluster or Spark Connect server cannot run the work: its Python workers lack dqkit, or
+    the server went away."""
+
+
+WORKERS_LACK_DQKIT = ("the Spark cluster's Python workers cannot import dqkit (its rules, matchers and "
+                      "repairs run there as Python functions)")
+WORKERS_LACK_DQKIT_HINT = ("install the same dqkit version into the Python that runs the Spark Connect "
+                           "server's (or the executors') Python workers - the interpreter named by "
+                           "PYSPARK_PYTHON on the server - or put dqkit on their PYTHONPATH; delta, tcfc, "
+                           "lake and query need no dqkit there")
+SERVER_GONE = "the Spark Connect server stopped answering (it was stopped, restarted or cannot be reached)"
+SERVER_GONE_HINT = "check that the server at --remote / SPARK_REMOTE runs, then rerun; nothing was saved"
+
+
 def describe_error(exc: BaseException) -> str:
     """A readable one-line cause for any error, without a traceback.
 
@@ -79,7 +94,36 @@ def describe_error(exc: BaseException) -> str:
 
     if isinstance(exc, DqkitError):
         return str(exc)
+    mapped = cluster_error(exc)
+    if mapped is not None:
+        return str(mapped)
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
     cause = next((ln for ln in lines if re.search(r"\[[A-Z_.]+\]|\w(Exception|Error): ", ln)),
                  lines[0] if lines else "")
     return f"{type(exc).__name__}: {cause.lstrip(': ')[:500]}".rstrip(": ")
+
+
+_GRPC_GONE = ("StatusCode.UNAVAILABLE", "failed to connect to all addresses", "Connection refused",
+              "Socket closed", "RetriesExceeded", "Connection reset", "StatusCode.CANCELLED")
+
+
+def cluster_error(exc: BaseException) -> ClusterError | None:
+    """A ``ClusterError`` for a Spark error that comes from the deployment, not the data: Python workers
+    that cannot import dqkit, or a Spark Connect server that went away (gRPC). None otherwise."""
+    text = f"{type(exc).__name__}: {exc}"
+    if "ModuleNotFoundError" in text and "dqkit" in text:
+        return ClusterError(WORKERS_LACK_DQKIT, hint=WORKERS_LACK_DQKIT_HINT)
+    grpc_like = any(n in type(c).__name__ for c in _chain(exc)
+                    for n in ("Grpc", "RpcError", "Rendezvous", "RetriesExceeded"))
+    if grpc_like and any(marker in f"{c!r} {c}" for c in _chain(exc) for marker in _GRPC_GONE):
+        return ClusterError(SERVER_GONE, hint=SERVER_GONE_HINT)
+    return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes/contexts (at most 10)."""
+    out: list[BaseException] = []
+    while exc is not None and len(out) < 10 and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out

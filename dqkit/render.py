@@ -137,6 +137,16 @@ def dumps(value: Any) -> str:
     return json.dumps(to_jsonable(value), indent=2, sort_keys=False)
 
 
+#: temporary folders of writes cancelled by Ctrl-C / SIGTERM (see ``remove_abandoned``)
+ABANDONED: set[Path] = set()
+
+
+def remove_abandoned() -> None:
+    """Remove the temporary folders of cancelled writes; call it once their Spark jobs can no longer run."""
+    while ABANDONED:
+        shutil.rmtree(ABANDONED.pop(), ignore_errors=True)
+
+
 def atomic_folder(target: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Run ``write(tmp)`` into a fresh sibling folder, then rename it onto ``target``.
 
@@ -156,8 +166,11 @@ def atomic_folder(target: str | os.PathLike, write: Callable[[Path], None]) -> P
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, KeyboardInterrupt):
+            # a cancelled Spark write can still create folders under tmp; remove_abandoned() ends that
+            ABANDONED.add(tmp)
         raise
     return target
 

@@ -269,7 +269,7 @@ def save_catalog(database: str, frames: Mapping[str, Any], overwrite: bool = Fal
     try:
         for rel, frame in frames.items():
             name = names[rel]
-            frame.write.mode("errorifexists").saveAsTable(f"{q(database)}.{q(name + suffix)}")
+            frame.write.mode("error").saveAsTable(f"{q(database)}.{q(name + suffix)}")
             written.append(name)
     except BaseException:
         for name in written:
@@ -372,7 +372,7 @@ class Result:
 
         def write(tmp: Path) -> None:
             for rel, frame in frames.items():
-                frame.write.mode("errorifexists").parquet((tmp / rel).as_posix())
+                frame.write.mode("error").parquet((tmp / rel).as_posix())
             (tmp / "summary.json").write_text(render.dumps(self.to_dict()), encoding="utf-8")
             self._save_extra(tmp)
             if charts:

@@ -59,7 +59,9 @@ def get_spark(
             builder = SparkSession.builder.remote(remote).appName(app_name)
             for key, value in (config or {}).items():
                 builder = builder.config(key, value)
-            return builder.getOrCreate()
+            spark = builder.getOrCreate()
+            _bounded_retries(spark)
+            return spark
         master = master or os.environ.get("DQKIT_SPARK_MASTER") or "local[*]"
         # Python workers must run the interpreter that has dqkit's dependencies (pyarrow, pandas).
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -84,6 +86,45 @@ def get_spark(
             spark = builder.getOrCreate()
         quiet(spark)
         return spark
+
+
+def use_backend(master: str | None = None, remote: str | None = None) -> None:
+    """Make ``master`` (or the Spark Connect address ``remote``) the backend of every session started
+    from now on, without starting one: ``get_spark()`` reads it from ``DQKIT_SPARK_MASTER`` /
+    ``SPARK_REMOTE``, and so does a child process (a report's notebook kernel).
+
+    ``remote`` wins over ``master`` (as in ``get_spark``); the other variable is removed so an
+    inherited value cannot take over.
+    """
+    if remote:
+        os.environ["SPARK_REMOTE"] = remote
+        os.environ.pop("DQKIT_SPARK_MASTER", None)
+    elif master:
+        os.environ["DQKIT_SPARK_MASTER"] = master
+        os.environ.pop("SPARK_REMOTE", None)
+        # a Connect session of this process marks the environment as Connect-only; a child must not
+        # inherit that mark without an address
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
+#: how long a Spark Connect client keeps retrying an unreachable server (pyspark's default is 10+ minutes,
+#: which looks like a hang): 6 tries, 0.25 s doubling to 5 s, about 13 s per call
+CONNECT_RETRIES = {"max_retries": 6, "backoff_multiplier": 2.0, "initial_backoff": 250, "max_backoff": 5000}
+
+
+def _bounded_retries(spark: SparkSession) -> None:
+    """Give a Connect session ``CONNECT_RETRIES``, so a server that went away ends the run in about 13 s
+    per call (``dqkit.errors.cluster_error`` then says so) instead of retrying for ten minutes."""
+    import warnings
+
+    # the client also warns on stderr when it gives up; the error that follows says it in a sentence
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]")
+    try:
+        from pyspark.sql.connect.client.retries import DefaultPolicy
+
+        spark.client.set_retry_policies([DefaultPolicy(**CONNECT_RETRIES)])
+    except Exception:  # noqa: BLE001 - another client version: keep its policy
+        pass
 
 
 @contextlib.contextmanager
@@ -121,6 +162,67 @@ def redirect_stderr_fd(log_path: str) -> Iterator[None]:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(log)
+
+
+def python_workers_problem(spark: SparkSession | None = None) -> str | None:
+    """Whether the cluster's Python workers can import dqkit: a one-row Python UDF tries (pickled by value,
+    so it runs where dqkit is missing). The error text when they cannot, None when they can."""
+    from pyspark.sql import functions as F
+
+    def probe(_):
+        try:
+            import dqkit  # noqa: F401
+            return ""
+        except Exception as exc:  # noqa: BLE001
+            return f"{type(exc).__name__}: {exc}"
+
+    spark = spark or _active()
+    if spark is None:
+        return None
+    try:
+        found = spark.range(1).select(F.udf(probe, "string")("id")).first()[0]
+    except Exception as exc:  # noqa: BLE001 - the worker could not even start
+        found = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return found or None
+
+
+def explain_failure(exc: BaseException) -> Exception | None:
+    """A ``ClusterError`` saying what to do for a failure caused by the deployment (see
+    ``dqkit.errors.cluster_error``); an opaque Python-worker failure is checked with a probe UDF."""
+    from dqkit.errors import WORKERS_LACK_DQKIT, WORKERS_LACK_DQKIT_HINT, ClusterError, cluster_error
+
+    mapped = cluster_error(exc)
+    if mapped is not None or not ("PythonException" in type(exc).__name__ or "PYTHON_EXCEPTION" in str(exc)):
+        return mapped
+    try:
+        problem = python_workers_problem()
+    except Exception:  # noqa: BLE001 - diagnosis must not hide the original error
+        return None
+    if problem and "dqkit" in problem:
+        return ClusterError(WORKERS_LACK_DQKIT, hint=WORKERS_LACK_DQKIT_HINT)
+    return None
+
+
+def end_spark_for_exit() -> None:
+    """Stop this process's Spark before it exits on a signal: the session, then (classic Spark) the
+    driver JVM, so no cancelled write can still create files. Best effort; for the CLI only."""
+    spark = _active()
+    if spark is None:
+        return
+    try:
+        if is_connect(spark):
+            spark.interruptAll()
+            return
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        spark.stop()
+        proc = getattr(gateway, "proc", None)
+        if proc is not None:
+            proc.kill()
+            proc.wait(30)
+    except Exception:  # noqa: BLE001 - the session may already be going down
+        pass
 
 
 def quiet(spark: SparkSession) -> None:

@@ -185,7 +185,9 @@ def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_ty
             cols = ", ".join(f"{c!r} ({k})" for c, k in footers.no_spark_type.items())
             raise SourceError(f"cannot read {path}: Spark has no type for the Parquet column(s) {cols}",
                               hint="; ".join(sorted({f"{k}: {_NO_SPARK_TYPE[k]}" for k in footers.no_spark_type.values()}))) from exc
-        raise (read_failure(exc) or SourceError(
+        from dqkit.errors import cluster_error  # a server that went away is not a bad file
+
+        raise (cluster_error(exc) or read_failure(exc) or SourceError(
             f"cannot read {path} as {fmt}: {_first_line(exc)}",
             hint="check that the file is complete and in the format its extension says")) from exc
     if not schema.fields:
@@ -383,6 +385,10 @@ def read_failure(exc: BaseException) -> SourceError | None:
     Spark reports a corrupt file or a malformed CSV row (FAILFAST) only when a job reads it; this
     names the file, and for a malformed CSV row also the line (found by scanning the file).
     """
+    from dqkit.errors import cluster_error
+
+    if cluster_error(exc) is not None:
+        return None
     text = str(exc)
     m = _FAILED_READ.search(text)
     if m is None:

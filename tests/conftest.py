@@ -53,3 +53,23 @@ def slow_ids(spark):
         return spark.range(0, rows, numPartitions=2).withColumn("v", slow("id"))
 
     return make
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A standalone master with two 1-core workers (``cluster.master_url``) and, on demand, Spark Connect
+    servers (``cluster.connect()``), started from the installed pyspark; stopped (only what it started)
+    at the end. Skipped, with the reason, where they cannot start."""
+    from cluster import Cluster, ClusterUnavailable
+
+    c = Cluster()
+    try:
+        c.start()
+    except ClusterUnavailable as exc:
+        c.stop()
+        print(f"\ncluster tests skipped: {exc}")
+        pytest.skip(f"the test cluster could not start: {exc}")
+    try:
+        yield c
+    finally:
+        c.stop()

@@ -9,9 +9,12 @@ The global flags (``--master``, ``--remote``, ``--debug``) are accepted before o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from dqkit.errors import DqkitError, DqkitWarning
 
@@ -19,6 +22,7 @@ from dqkit.errors import DqkitError, DqkitWarning
 SUBCOMMANDS = ("dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.report")
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+_terminated = False  # set by SIGTERM (see _sigterm_as_interrupt)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,18 +74,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     args.started = started
     with _plain_warnings():
-        return _run(args)
+        try:
+            with _sigterm_as_interrupt():
+                return _run(args)
+        except KeyboardInterrupt:  # a SIGTERM that arrived after the run
+            print("dqkit: cancelled", file=sys.stderr)
+            return EXIT_ERROR
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a shell's ``kill``, a scheduler's timeout) cancels like Ctrl-C: the atomic writes' clean-up
+    runs and, as the process ends, Spark is stopped before the temporary folders are removed. Main thread
+    only; restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        global _terminated
+        _terminated = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run(args: argparse.Namespace) -> int:
     try:
-        # --master/--remote start their session inside the command, after its Spark-free checks
-        # (dqkit.preflight) passed: a refused command never waits for a JVM.
+        # --master/--remote reach the session through the environment (the report kernel inherits
+        # them); a command starts its session only after its Spark-free checks (dqkit.preflight) passed
+        if args.master or args.remote:
+            from dqkit.session import use_backend
+
+            use_backend(master=args.master, remote=args.remote)
         return int(args.func(args))
     except DqkitError as exc:
         print(f"dqkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        if _terminated:  # the process ends: stop Spark, then remove what cancelled writes left
+            from dqkit.render import remove_abandoned
+            from dqkit.session import end_spark_for_exit
+
+            end_spark_for_exit()
+            remove_abandoned()
         print("dqkit: cancelled", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # noqa: BLE001 - any unexpected failure is an error (2), never "different" (1)
@@ -117,9 +157,11 @@ def _unexpected(exc: Exception, args: argparse.Namespace) -> int:
     import traceback
 
     from dqkit.errors import describe_error
+    from dqkit.session import explain_failure
 
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    print(f"dqkit: error: {describe_error(exc)}", file=sys.stderr)
+    mapped = explain_failure(exc)  # the cluster lacks dqkit, the Connect server went away
+    print(f"dqkit: error: {mapped if mapped is not None else describe_error(exc)}", file=sys.stderr)
     if getattr(args, "debug", False):
         print(trace, file=sys.stderr)
         return EXIT_ERROR

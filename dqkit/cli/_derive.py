@@ -95,9 +95,9 @@ def run_system(system: System, args: argparse.Namespace) -> int:
 
 def export_session(args: argparse.Namespace) -> None:
     """Hand ``--remote`` / ``--master`` to the run through the environment ``dqkit.session.get_spark``
-    reads (SPARK_REMOTE / DQKIT_SPARK_MASTER) instead of starting a session here: the run starts Spark
+    reads (``dqkit.session.use_backend``) instead of starting a session here: the run starts Spark
     when it needs it, e.g. inside its time budget."""
-    if getattr(args, "remote", None):
-        os.environ["SPARK_REMOTE"] = args.remote
-    elif getattr(args, "master", None):
-        os.environ["DQKIT_SPARK_MASTER"] = args.master
+    if getattr(args, "remote", None) or getattr(args, "master", None):
+        from dqkit.session import use_backend
+
+        use_backend(master=getattr(args, "master", None), remote=getattr(args, "remote", None))

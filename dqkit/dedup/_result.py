@@ -521,7 +521,7 @@ class DedupResult(Result):
     def _save_extra(self, folder: Path) -> None:
         if self.save_format == "csv":
             for rel, frame in self._frame_map(self.save_all_pairs).items():
-                frame.write.mode("errorifexists").option("header", "true").csv((folder / rel).as_posix())
+                frame.write.mode("error").option("header", "true").csv((folder / rel).as_posix())
 
     def saving(self, format: str = "parquet", all_pairs: bool = False) -> DedupResult:
         """This run, to be saved by ``save`` (the generic ``Result.save``) with the tables as ``format``
