@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from typing import Any
 
 from dqkit.cli._emit import add_output_options, check_out, emit, start_session, terminal_progress
