@@ -79,12 +79,6 @@ def report_spec(name: str) -> ReportSpec:
 
 
 register_report(ReportSpec(
-    "rules", "rules_report", "dqkit.detect:report_arguments",
-    "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
-    paths=("table", "rules", "output")))
-
-
-register_report(ReportSpec(
     "lake", "lake_report", "dqkit.lake:report_arguments",
     "tables of a lake contained in others (R2D2): stages, containment graph and deletion plan",
     paths=("lake", "costs", "output")))
@@ -456,8 +450,8 @@ def _declared_parameters(system: Any, parameters: Mapping[str, Any], out_dir: st
     values = dict(parameters)
     output = str(values.pop("output", "") or "")
     params = system.prepare(values)
-    absolute = {s.name: (os.path.abspath(v) if isinstance(v := getattr(params, s.name), str) and v
-                         and not v.startswith("catalog:") else v) for s in params.specs() if s.input}
+    absolute = {s.name: (tuple(_absolute(x) for x in v) if isinstance(v := getattr(params, s.name), tuple)
+                         else _absolute(v)) for s in params.specs() if s.input}
     params = dataclasses.replace(params, **absolute)
     pf.check_out(out_dir, params.inputs(), overwrite=True)  # a report folder is reused; never an input
     if system.check_output is not None:
@@ -467,6 +461,13 @@ def _declared_parameters(system: Any, parameters: Mapping[str, Any], out_dir: st
         pf.check_out(output, params.inputs(), overwrite=False)
     return template_path(system.template), {"system": system.name, "params": params.to_parameters(),
                                             "output": output, "report_dir": str(Path(out_dir).resolve())}
+
+
+def _absolute(value: Any) -> Any:
+    """A local path made absolute (so the record says what was read); other values as they are."""
+    if isinstance(value, str) and value and not value.startswith("catalog:"):
+        return os.path.abspath(value)
+    return value
 
 
 def _copy(src: Path, dst: Path) -> None:
@@ -497,11 +498,7 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
         pf.check_out(out_dir, inputs, overwrite=True)  # a report folder is reused; never an input
     out, n = p.get("output"), "sample_rows"
     pf.check_number(p.get(n), n, low=0, integer=True)
-    if name == "rules":
-        _need(p, "table", "rules")
-        pf.rules_command(p["table"], [p["rules"]], key=p.get("key"), out=out,
-                         numbers={"max_iterations": (p.get("max_iterations"), {"low": 1, "integer": True})})
-    elif name == "lake":
+    if name == "lake":
         _need(p, "lake")
         pf.lake(p["lake"], s=p.get("s"), t=p.get("t"), seed=p.get("seed"), costs=p.get("costs"), out=out)
     elif name == "query":

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dqkit.errors import DqkitError, DqkitWarning
 
 # Subcommand modules, in the order `dqkit --help` lists them.
-SUBCOMMANDS = ("dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.lake", "dqkit.cli.query", "dqkit.cli.report")
+SUBCOMMANDS = ("dqkit.cli.lake", "dqkit.cli.query", "dqkit.cli.report")
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 
