@@ -190,9 +190,9 @@ def test_the_report_folder_and_its_output_may_not_overlap_an_input(data, capsys)
 @pytest.mark.parametrize("argv,message", [
     (["dedup", "t.csv", "--key", "tid", "--config", "dedup.yaml", "--threshold", "1.5"], "--threshold must be"),
     (["dedup", "t.csv", "--key", "tid", "--config", "dedup.yaml", "--threshold", "-0.1"], "--threshold must be"),
-    (["detect", "t.csv", "--rules", "rules.txt", "--nb-parts", "0"], "--nb-parts must be >= 1"),
-    (["repair", "t.csv", "--rules", "rules.txt", "--max-iterations", "0"], "--max-iterations must be >= 1"),
-    (["repair", "t.csv", "--rules", "rules.txt", "--freeze-after", "0"], "--freeze-after must be >= 1"),
+    (["detect", "t.csv", "--rules", "rules.txt", "--nb-parts", "0"], "--nb-parts must be at least 1"),
+    (["repair", "t.csv", "--rules", "rules.txt", "--max-iterations", "0"], "--max-iterations must be at least 1"),
+    (["repair", "t.csv", "--rules", "rules.txt", "--freeze-after", "0"], "--freeze-after must be at least 1"),
     (["lake", "lake", "--s", "0"], "--s must be at least 1"),
     (["lake", "lake", "--t", "-3"], "--t must be at least 1"),
     (["delta", "t.csv", "t.csv", "--abs-tol", "-1"], "--abs-tol must be at least 0"),

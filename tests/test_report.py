@@ -183,7 +183,7 @@ def test_the_detect_and_repair_reports_take_their_parameters_from_their_declarat
     assert p.rules == (rules,) and p.key is None and p.max_iterations == 4
     with pytest.raises(ParameterError, match="--method must be one of auto, equivalence-class, holistic"):
         get("repair").prepare(table=str(table), rules=rules, method="magic")
-    with pytest.raises(ParameterError, match="--max-iterations must be >= 1"):
+    with pytest.raises(ParameterError, match="--max-iterations must be at least 1"):
         get("repair").prepare(table=str(table), rules=rules, max_iterations="0")
     with pytest.raises(ParameterError, match="exclude each other"):
         get("detect").prepare(table=str(table), rules=rules, count_only="true", sample="2")
