@@ -77,12 +77,6 @@ def report_spec(name: str) -> ReportSpec:
     return REPORTS[name]
 
 
-register_report(ReportSpec(
-    "rules", "rules_report", "dqkit.detect:report_arguments",
-    "a table checked against FDs and denial constraints (BigDansing detection), and repaired with -p repair true",
-    paths=("table", "rules", "output")))
-
-
 class ReportError(DqkitError):
     """A report notebook failed while executing; the executed notebook has the error at the top."""
 
@@ -482,10 +476,6 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
         pf.check_out(out_dir, inputs, overwrite=True)  # a report folder is reused; never an input
     out, n = p.get("output"), "sample_rows"
     pf.check_number(p.get(n), n, low=0, integer=True)
-    if name == "rules":
-        _need(p, "table", "rules")
-        pf.rules_command(p["table"], [p["rules"]], key=p.get("key"), out=out,
-                         numbers={"max_iterations": (p.get("max_iterations"), {"low": 1, "integer": True})})
 
 
 def _need(p: Mapping[str, Any], *names: str) -> None:

@@ -459,6 +459,15 @@ def test_cli_exit_codes_and_json(capsys, tmp_path):
     assert rc == 1 and "== Physical plan ==" in text and (tmp_path / "o" / "summary.json").exists()
 
 
+def test_cli_explain_adds_the_plans_to_the_json_output_and_nothing_without_it(capsys):
+    rc = cli_main(["detect", TABLE1, "--rules", RULES1, "--key", "tid", "--count-only", "--explain",
+                   "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 1 and "== Physical plan ==" in out["explain"]
+    assert cli_main(["detect", TABLE1, "--rules", RULES1, "--key", "tid", "--count-only", "--format", "json"]) == 1
+    assert "explain" not in json.loads(capsys.readouterr().out)
+
+
 # ------------------------------------------------------------------------------- tax generator
 def test_tax_generator_is_seeded_and_has_ground_truth(spark, tmp_path):
     from data.tax import errors_of, generate_tax, write_tax

@@ -81,6 +81,8 @@ TYPO_CASES = {
     "lake": ["lake", "MISSING"],
     "query": ["query", "--table", "t=MISSING", "SELECT city FROM t"],
     "report": ["report", "delta", "-p", "old", "MISSING", "-p", "new", "t.csv", "-o", "rep"],
+    "report detect": ["report", "detect", "-p", "table", "MISSING", "-p", "rules", "rules.txt", "-o", "rep"],
+    "report repair": ["report", "repair", "-p", "table", "MISSING", "-p", "rules", "rules.txt", "-o", "rep"],
     "--master then delta": ["--master", "local[1]", "delta", "MISSING", "t.csv"],
 }
 
@@ -126,7 +128,7 @@ def test_a_sql_fragment_in_a_query_value_is_a_bound_string_not_a_statement(data)
     (b"\x89PNG\r\n\x1a\n\x00\x00", "is binary"),
     (b"# only a comment\n", "holds no rules"),
 ])
-@pytest.mark.parametrize("command", ["detect", "repair", "query", "report"])
+@pytest.mark.parametrize("command", ["detect", "repair", "query", "report", "report repair"])
 def test_binary_non_utf8_or_empty_rule_files_are_refused_and_nothing_is_written(data, capsys, content, message,
                                                                                command):
     bad = data / "bad.txt"
@@ -135,7 +137,8 @@ def test_binary_non_utf8_or_empty_rule_files_are_refused_and_nothing_is_written(
     argv = {"detect": ["detect", "t.csv", "--rules", "bad.txt", "--out", "out"],
             "repair": ["repair", "t.csv", "--rules", "bad.txt", "--out", "out"],
             "query": ["query", "--table", "t=t.csv", "--rules", "t=bad.txt", "SELECT city FROM t"],
-            "report": ["report", "rules", "-p", "table", "t.csv", "-p", "rules", "bad.txt", "-o", "out"]}[command]
+            "report": ["report", "detect", "-p", "table", "t.csv", "-p", "rules", "bad.txt", "-o", "out"],
+            "report repair": ["report", "repair", "-p", "table", "t.csv", "-p", "rules", "bad.txt", "-o", "out"]}[command]
     cwd = os.getcwd()
     os.chdir(data)
     try:
@@ -317,7 +320,7 @@ def test_a_csv_header_spark_may_read_otherwise_is_left_to_the_reader_not_refused
 
 
 def test_the_cli_spells_the_repair_methods_of_the_kernel():
-    from dqkit.cli.repair import METHODS
+    from dqkit.systems.repair import METHODS
     from dqkit.repair import METHODS as KERNEL_METHODS
 
     assert METHODS == KERNEL_METHODS

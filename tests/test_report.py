@@ -164,31 +164,63 @@ def test_report_cli_lists_the_template_parameters(capsys, tmp_path):
     assert "keys" in listing and "abs_tol = 0.0" in listing
 
 
-def test_the_rules_report_runs_through_the_registry_and_with_repair_true_also_repairs(tmp_path, capsys):
-    from dqkit.detect import report_arguments as rules_arguments
+def _table1_with_markup(tmp_path: Path) -> Path:
+    """BigDansing's Table 1 with markup in the cell the repair changes (t4.city)."""
+    table = tmp_path / "table1.csv"
+    table.write_text((DATA.parent / "bigdansing_table1.csv").read_text().replace(",SF,", ",<i>SF</i>,"))
+    return table
 
-    data = DATA.parent
-    table = tmp_path / "table1.csv"  # Table 1 with markup in the cell the repair changes (t4.city)
-    table.write_text((data / "bigdansing_table1.csv").read_text().replace(",SF,", ",<i>SF</i>,"))
-    rules = str(data / "bigdansing_table1_rules.yaml")
-    with pytest.raises(ParameterError, match="repair must be true or false"):
-        rules_arguments(table=str(table), rules=rules, repair="perhaps")
-    with pytest.raises(ParameterError, match="unknown repair method"):
-        rules_arguments(table=str(table), rules=rules, repair="true", method="magic")
-    out, saved = tmp_path / "rules", tmp_path / "saved"
-    code = main(["report", "rules", "-p", "table", str(table), "-p", "rules", rules, "-p", "key", "tid",
-                 "-p", "repair", "true", "-p", "output", str(saved), "-o", str(out)])
+
+def test_the_detect_and_repair_reports_take_their_parameters_from_their_declarations(tmp_path):
+    from dqkit.systems import get
+
+    table, rules = _table1_with_markup(tmp_path), str(DATA.parent / "bigdansing_table1_rules.yaml")
+    assert list(template_parameters("detect")) == ["table", "rules", "key", "count_only", "sample", "nb_parts",
+                                                   "explain", "sample_rows", "output"]
+    assert list(template_parameters("repair")) == ["table", "rules", "key", "method", "max_iterations",
+                                                   "freeze_after", "sample_rows", "output"]
+    p = get("repair").prepare(table=str(table), rules=rules, key="", max_iterations="4")
+    assert p.rules == (rules,) and p.key is None and p.max_iterations == 4
+    with pytest.raises(ParameterError, match="--method must be one of auto, equivalence-class, holistic"):
+        get("repair").prepare(table=str(table), rules=rules, method="magic")
+    with pytest.raises(ParameterError, match="--max-iterations must be at least 1"):
+        get("repair").prepare(table=str(table), rules=rules, max_iterations="0")
+    with pytest.raises(ParameterError, match="exclude each other"):
+        get("detect").prepare(table=str(table), rules=rules, count_only="true", sample="2")
+    with pytest.raises(ParameterError, match="no parameter 'repair'"):  # the old rules report's switch
+        collect_parameters([("repair", "true")], template_parameters("detect"), "detect")
+
+
+def test_the_detect_report_shows_the_violations_and_the_first_candidate_fixes(tmp_path, capsys):
+    table, rules = _table1_with_markup(tmp_path), str(DATA.parent / "bigdansing_table1_rules.yaml")
+    out, saved = tmp_path / "detect", tmp_path / "saved"
+    code = main(["report", "detect", "-p", "table", str(table), "-p", "rules", rules, "-p", "key", "tid",
+                 "-p", "output", str(saved), "-o", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    html = (out / "rules_report.html").read_text()
-    assert ">VIOLATIONS<" in html and "4 violations of 2 of 2 rules" in html and "First candidate fixes" in html
-    assert f"-o {out}" in html  # the reproduce line names the folder it was written to
-    assert ">REPAIRED<" in html and "no violation remains" in html
-    assert "First changes" in html and "&lt;i&gt;SF&lt;/i&gt; → LA" in html and "<i>SF" not in html
-    assert "Violation graph" in html and "Repair metrics" in html and "-p repair true" in html
+    html = (out / "detect_report.html").read_text()
+    assert "dqkit detect report" in html and ">VIOLATIONS<" in html and "4 violations of 2 of 2 rules" in html
+    assert "First candidate fixes" in html and "First violations" in html and "<i>SF" not in html
+    assert f"-o {out}" in html and f"-p rules {rules}" in html  # the reproduce line, rules absolute
     assert "<script" not in html.lower() and 'src="http' not in html
-    assert sorted(p.name for p in saved.iterdir()) == ["detection", "repair"]
-    assert (saved / "repair" / "summary.json").is_file() and (saved / "repair" / "repaired").is_dir()
+    assert (saved / "summary.json").is_file() and (saved / "violations").is_dir()
+
+
+def test_the_repair_report_shows_the_changes_and_the_violation_graph_and_saves_a_csv_table(tmp_path, capsys):
+    table, rules = _table1_with_markup(tmp_path), str(DATA.parent / "bigdansing_table1_rules.yaml")
+    out, saved = tmp_path / "repair", tmp_path / "repaired.csv"
+    code = main(["report", "repair", "-p", "table", str(table), "-p", "rules", rules, "-p", "key", "tid",
+                 "-p", "output", str(saved), "-o", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    html = (out / "repair_report.html").read_text()
+    assert "dqkit repair report" in html and ">REPAIRED<" in html and "no violation remains" in html
+    assert "First changes" in html and "&lt;i&gt;SF&lt;/i&gt; → LA" in html and "<i>SF" not in html
+    assert "Violation graph" in html and html.count("data:image/png;base64,") >= 2 and "-p key tid" in html
+    assert "<script" not in html.lower() and 'src="http' not in html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repair", "repaired.changes.csv", "repaired.csv",
+                                                          "table1.csv"]
+    assert "t4,Mark,90210,LA,CA,88000,28" in saved.read_text()
 
 
 def test_the_dedup_report_takes_its_parameters_from_the_declaration_and_shows_golden_records_and_accuracy(

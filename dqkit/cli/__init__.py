@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dqkit.errors import DqkitError, DqkitWarning
 
 # Subcommand modules, in the order `dqkit --help` lists them.
-SUBCOMMANDS = ("dqkit.cli.detect", "dqkit.cli.repair", "dqkit.cli.report")
+SUBCOMMANDS = ("dqkit.cli.report",)
 
 EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
 _terminated = False  # set by SIGTERM (see _sigterm_as_interrupt)

@@ -62,7 +62,8 @@ def run_system(system: System, args: argparse.Namespace) -> int:
     text and exit 0), ``check_output`` (Spark-free checks of ``--out`` against the parameters),
     ``session`` (start Spark now, or only export ``--master``/``--remote`` for ``run`` to start it),
     ``clocked`` (``run`` gets ``started=args.started``, set by ``dqkit.cli.main`` when the command
-    started), ``cli_guard`` (around ``run``) and ``cli_exit`` (with the exit code, after the output).
+    started), ``cli_guard`` (around ``run``), ``emit_extra`` (texts printed after the result and added
+    to its JSON) and ``cli_exit`` (with the exit code, after the output).
     A result with ``close()`` is closed once printed and saved."""
     for name, (_, action) in system.actions.items():
         if getattr(args, f"_action_{name}", False):
@@ -82,7 +83,9 @@ def run_system(system: System, args: argparse.Namespace) -> int:
         result = system.run(params, spark=None, progress=terminal_progress(system.name, system.progress_unit),
                             cancel=None, **options)
     try:
-        code = emit(result, args, sample_rows=int(getattr(params, "sample_rows", 10) or 0))
+        extra = dict(system.emit_extra(result, params)) if system.emit_extra is not None else {}
+        code = emit(result, args, sample_rows=int(getattr(params, "sample_rows", 10) or 0), extra=extra or None,
+                    text_suffix="".join(f"\n\n{text}" for text in extra.values()))
     finally:
         close = getattr(result, "close", None)
         if callable(close):

@@ -37,24 +37,6 @@ def add_list_option(p: argparse.ArgumentParser, flag: str, metavar: str, help: s
     p.add_argument(flag, action="append", default=[], metavar=metavar, help=help + " (repeat for more)")
 
 
-def add_table_and_rules(p: argparse.ArgumentParser) -> None:
-    """The arguments every rules subcommand takes: ``TABLE``, ``--rules FILE`` (repeatable), ``--key``."""
-    p.add_argument("table", help="Parquet/CSV/JSON path or catalog:db.table")
-    add_list_option(p, "--rules", "FILE", "rules file: YAML or text, one rule per line")
-    p.add_argument("--key", help="column identifying tuples (default: a deterministic content id)")
-
-
-def load_rule_files(args: argparse.Namespace, **numbers: tuple[Any, dict[str, Any]]) -> list[Any]:
-    """The rules of every ``--rules`` file, after the Spark-free checks of ``dqkit.preflight``: the
-    table and rule files exist, rules parse and name columns of the table, ``--key`` is a column,
-    ``numbers`` ({option: (value, limits)}) are in range and ``--out`` is safe."""
-    from dqkit import preflight
-
-    return preflight.rules_command(args.table, args.rules, key=args.key, out=getattr(args, "out", None),
-                                   command=getattr(args, "command", None) or "detect",
-                                   overwrite=getattr(args, "overwrite", False), numbers=numbers)
-
-
 def start_session(args: argparse.Namespace) -> None:
     """Start the SparkSession that ``--master`` / ``--remote`` ask for: called by a command once its
     checks have passed, so a refused command never starts a JVM. Without them the kernel starts the

@@ -18,8 +18,9 @@ from dqkit.systems.base import ExitCodes, Params, ParamSpec, System, param
 __all__ = ["ExitCodes", "Params", "ParamSpec", "System", "all_systems", "get", "param", "register", "unregister"]
 
 #: The built-in declarations, in the order ``dqkit --help`` lists them (module, attribute).
-BUILTIN = ("dqkit.systems.delta:DELTA", "dqkit.systems.dedup:DEDUP", "dqkit.systems.tcfc:TCFC",
-           "dqkit.systems.lake:LAKE", "dqkit.systems.query:QUERY")
+BUILTIN = ("dqkit.systems.delta:DELTA", "dqkit.systems.detect:DETECT", "dqkit.systems.repair:REPAIR",
+           "dqkit.systems.dedup:DEDUP", "dqkit.systems.tcfc:TCFC", "dqkit.systems.lake:LAKE",
+           "dqkit.systems.query:QUERY")
 
 _SYSTEMS: dict[str, System] = {}
 _loaded = False

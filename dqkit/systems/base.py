@@ -304,8 +304,9 @@ class System:
     ``run(params, *, spark, progress, cancel) -> Result``; ``template`` is the report notebook
     (``system_report``: the generic one that renders ``sections()``); ``tabs`` say which sections a
     widget shows in which tab; ``exit_codes`` what each exit code means; ``output`` what ``--out`` keeps.
-    ``progress_unit``, ``session``, ``clocked``, ``cli_guard`` and ``cli_exit`` are optional hooks of the
-    derived CLI subcommand, for a system whose run has to own its start-up (tcfc's budget clock).
+    ``progress_unit``, ``session``, ``clocked``, ``cli_guard``, ``cli_exit`` and ``emit_extra`` are optional
+    hooks of the derived CLI subcommand, for a system whose run has to own its start-up (tcfc's budget
+    clock) or whose command prints more than the result (detect's ``--explain``).
     """
 
     name: str
@@ -345,6 +346,10 @@ class System:
     #: called by the CLI with the exit code once the output is printed (e.g. to leave the process without
     #: waiting for a background thread still starting an engine)
     cli_exit: Callable[[int], None] | None = None
+    #: what the CLI prints besides the result, when a parameter asks for it (detect's ``--explain``):
+    #: ``emit_extra(result, params) -> {name: text}``; each text follows the text output and is added
+    #: to the JSON under its name. None (or an empty mapping): nothing extra.
+    emit_extra: Callable[[Any, Params], Mapping[str, str]] | None = None
 
     def __post_init__(self) -> None:
         if self.session not in ("start", "environment"):
