@@ -537,7 +537,7 @@ def test_tcfc_cli_options_and_report_parameters_come_from_one_declaration(tmp_pa
 @pytest.mark.parametrize("pairs, words", [
     ([("budget", "0")], "more than 0 seconds"), ([("budget", "nan")], "finite number"),
     ([("resume", "true")], "--resume needs --reuse"), ([("order", "sideways")], "--order must be one of"),
-    ([("connect_timeout", "0")], "--connect-timeout must be > 0"), ([("sample_rows", "-1")], "--sample-rows")])
+    ([("connect_timeout", "0")], "--connect-timeout must be more than 0"), ([("sample_rows", "-1")], "--sample-rows")])
 def test_tcfc_report_refuses_bad_parameters_before_a_kernel_and_writes_nothing(tmp_path, capsys, pairs, words):
     from dqkit.cli import main
 

@@ -6,6 +6,9 @@ from typing import Any
 
 from dqkit.errors import ParameterError
 
+#: Daisy's cleaning strategies (``Daisy(strategy=...)``, ``dqkit query --strategy``).
+STRATEGIES = ("auto", "incremental", "full")
+
 
 def _whole(value: Any, name: str, low: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -18,8 +21,6 @@ def check_daisy_params(strategy: str = "auto", threshold: Any = 0.5, partitions:
     """Refuse an unknown strategy or cost unit, a threshold outside [0, 1] (or not a number), and a
     partition count or ``nb_parts`` below 1, before a SparkSession is asked for."""
     from dqkit.relax.cost import UNITS
-    from dqkit.relax.engine import STRATEGIES
-
     if strategy not in STRATEGIES:
         raise ParameterError(f"unknown strategy {strategy!r}", hint=f"one of {', '.join(STRATEGIES)}")
     if cost_units not in UNITS:

@@ -39,7 +39,7 @@ from dqkit.sparkutil import cancellable, col
 from dqkit.violations import tuple_ids
 
 ProgressFn = Callable[[str, str, int, int], None]
-STRATEGIES = ("auto", "incremental", "full")
+from dqkit.relax.checks import STRATEGIES, check_daisy_params  # noqa: E402,F401 - STRATEGIES re-exported
 # a delta row can hold long candidate arrays (a popular rhs value's lhs world): hint a broadcast only for small
 # deltas and leave larger ones to Spark's own choice (a 37K-row delta exhausted a 1 GiB driver when hinted)
 BROADCAST_DELTA_ROWS = 20_000
@@ -147,7 +147,6 @@ class Daisy:
     def __init__(self, spark: SparkSession | None = None, *, strategy: str = "auto", threshold: float = 0.5,
                  strict: bool = True, nb_parts: int | None = None, partitions: int = 4,
                  cost_units: str = "seconds") -> None:
-        from dqkit.relax.checks import check_daisy_params
         from dqkit.session import get_spark
 
         check_daisy_params(strategy, threshold, partitions, nb_parts, cost_units)  # before Spark

@@ -35,36 +35,11 @@ from typing import Any
 from dqkit.errors import CancelledError, DqkitError
 from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentable, bind_pair, normalise
 from dqkit.tcfc.engines import max_batch as engine_max_batch
+from dqkit.tcfc.model import (  # noqa: F401 - the job model, re-exported where it was first defined
+    COMPLETED, DIFF, ERROR, EXCESS, GRACE_S, HEALTHY, MISSING, REUSE, ROOT, UNCOMPLETED, _GROUP, Difference, Job,
+    JobRecord, RunState, project,
+)
 from dqkit.tcfc.spec import Aggregate, CompareSpec, TcfcSpec, check_budget, check_run_options, load_spec
-
-#: Seconds a run may take beyond its budget: cancelling the running queries (or giving up on a binding
-#: still opening connections or starting Spark) and assembling the report. Documented in `dqkit tcfc --help`.
-GRACE_S = 1.5
-MISSING, EXCESS, DIFF = "MISSING", "EXCESS", "DIFF"
-ROOT, REUSE, ERROR, HEALTHY = "ROOT", "REUSE", "ERROR", "HEALTHY"
-_GROUP = {ROOT: 0, REUSE: 1, ERROR: 2, HEALTHY: 3}
-COMPLETED, UNCOMPLETED = "COMPLETED", "UNCOMPLETED"
-
-
-@dataclass(frozen=True)
-class Job:
-    """One compare job: a pair at a level, restricted to fragments whose ``filter_cols`` values are listed."""
-
-    job_id: int
-    pair: str
-    level: int                                 # 1-based
-    kind: str                                  # ROOT / REUSE / ERROR / HEALTHY
-    filter_cols: tuple[str, ...] = ()
-    filter_values: tuple[tuple, ...] = ()
-    parent_job: int | None = None
-    priority: int = 0
-    seq: int = 0
-
-    def describe(self) -> str:
-        if not self.filter_cols:
-            return f"{self.pair} L{self.level} (whole table)"
-        return f"{self.pair} L{self.level} ({len(self.filter_values)} fragment(s) of {', '.join(self.filter_cols)})"
-
 
 def default_order(job: Job) -> tuple:
     """§2.13's comparator: roots, reuse checks, error pursuit, healthy; then level, priority, insertion."""
@@ -77,50 +52,6 @@ def breadth_first(job: Job) -> tuple:
 
 
 ORDERS: dict[str, Callable[[Job], tuple]] = {"default": default_order, "breadth_first": breadth_first}
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One report row (C5): a fragment at a level, its kind, and both sides' aggregate values."""
-
-    pair: str
-    level: int
-    X: tuple[str, ...]
-    values: tuple
-    kind: str
-    source: tuple | None                       # aggregate values in the level's A order; None if absent
-    target: tuple | None
-    job_id: int
-    parent_job: int | None
-    error_count: int | None                    # |count_r - count_s| (first count aggregate), if any
-    reused: bool = False
-
-
-@dataclass
-class JobRecord:
-    """Instrumentation of one job (P5)."""
-
-    job_id: int
-    pair: str
-    level: int
-    kind: str
-    fragments_in_filter: int
-    status: str                                # done / interrupted / failed / pruned
-    seconds: float = 0.0
-    source_rows: int = 0
-    target_rows: int = 0
-    source_bytes: int = 0
-    target_bytes: int = 0
-    differences: int = 0
-    parent_job: int | None = None
-    filter_cols: tuple[str, ...] = ()
-    filter_values: tuple[tuple, ...] = ()
-    source_sql: str = ""
-    target_sql: str = ""
-    queries: int = 2                                     # 1 when both sides were compared inside Spark
-    statistics: str = ""                                 # P4: sides answered from exact statistics, and how
-    equal_sample: list = field(default_factory=list)   # a few equal fragments (values, aggregates) for trees
-    equal_more: int = 0                                  # equal fragments beyond the sample
 
 
 def sort_key(v: Any) -> tuple:
@@ -256,12 +187,6 @@ def classify(bp: BoundPair, level: int, src_rows: Sequence[tuple], tgt_rows: Seq
     return diffs
 
 
-def project(values: tuple, cols: Sequence[str], onto: Sequence[str]) -> tuple:
-    """The values of ``onto`` (a subset of ``cols``) from a fragment's ``values``."""
-    pos = {c: i for i, c in enumerate(cols)}
-    return tuple(values[pos[c]] for c in onto)
-
-
 # ------------------------------------------------------------------------------------------ running
 class _SideCall(threading.Thread):
     """One side's aggregate query in its own (daemon) thread, so the deadline can interrupt it."""
@@ -284,22 +209,6 @@ def _bounded(fn: Callable[[], Any], seconds: float) -> None:
     t = _SideCall(fn)
     t.start()
     t.join(seconds)
-
-
-@dataclass
-class RunState:
-    """Everything a run produced so far (the result is built from it)."""
-
-    report: list[Difference] = field(default_factory=list)
-    records: list[JobRecord] = field(default_factory=list)
-    pending: list[Job] = field(default_factory=list)
-    examined: dict[str, int] = field(default_factory=dict)     # pair -> deepest completed level
-    notes: list[str] = field(default_factory=list)
-    unrepresentable: list[str] = field(default_factory=list)
-    status: str = COMPLETED
-    cancelled_by_user: bool = False
-    seconds: float = 0.0
-    budget: float | None = None
 
 
 class Scheduler:

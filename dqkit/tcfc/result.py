@@ -25,7 +25,7 @@ import pandas as pd
 
 from dqkit import render
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.tcfc.algorithm import COMPLETED, GRACE_S, UNCOMPLETED, Difference, RunState, project
+from dqkit.tcfc.model import COMPLETED, GRACE_S, UNCOMPLETED, Difference, RunState, project
 from dqkit.tcfc.engines import EnginePool, Unrepresentable
 from dqkit.tcfc.spec import TcfcSpec
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from dqkit.errors import ParameterError
 from dqkit.tcfc.engines import Unrepresentable
+from dqkit.tcfc.model import Difference, Job
 from dqkit.tcfc.spec import TcfcSpec
 
 FILE = "tcfc_state.json"
@@ -197,7 +198,6 @@ def load_state(folder: str | os.PathLike, spec: TcfcSpec) -> StoredState:
 
 
 def _load_pair(p: Any, saved: dict[str, Any], out: StoredState) -> None:
-    from dqkit.tcfc.algorithm import Difference, Job
 
     depth = len(p.levels)
     for part in ("leaves", "report", "pending"):
