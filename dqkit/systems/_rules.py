@@ -13,9 +13,10 @@ from dqkit.systems.base import Params, param
 
 
 def blank_to_none(value: Any) -> str | None:
-    """A column name, or None for an empty text (the reports' ``-p key ""`` means a content id)."""
-    text = str(value).strip()
-    return text or None
+    """A column name as given (names may hold spaces), or None for a blank text (the reports'
+    ``-p key ""`` means a content id)."""
+    text = str(value)
+    return text if text.strip() else None
 
 
 @dataclass(frozen=True)
