@@ -43,13 +43,24 @@ def generate(n: int, folder: str) -> int:
 
 
 def executors_of(workers: set[int]) -> list[int]:
-    """PIDs of executor JVMs whose parent is one of ``workers``."""
+    """PIDs of executor JVMs whose parent is one of ``workers``, or, when none is (a worker restarted
+    since its PID was taken), whose parent is any Worker JVM of this cluster's master."""
     out = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
-    return [int(pid) for pid, ppid, args in (ln.split(None, 2) for ln in out.splitlines()[1:] if ln.count(" ") >= 2)
-            if int(ppid) in workers and "CoarseGrainedExecutorBackend" in args]
+    rows = [ln.split(None, 2) for ln in out.splitlines()[1:] if len(ln.split(None, 2)) == 3]
+    executors = [(int(pid), int(ppid)) for pid, ppid, args in rows if "CoarseGrainedExecutorBackend" in args]
+    own = [pid for pid, ppid in executors if ppid in workers]
+    if own:
+        return own
+    live = {int(pid) for pid, _, args in rows if "deploy.worker.Worker" in args and MASTER in args}
+    return [pid for pid, ppid in executors if ppid in live]
+
+
+MASTER = ""  # the master URL of the run, set in run(); a Worker's command line names it
 
 
 def run(master: str, data: str, out: str, workers: set[int], kill: bool) -> int:
+    global MASTER
+    MASTER = master
     from dqkit.cli import main
     from dqkit.session import get_spark
 

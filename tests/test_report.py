@@ -245,7 +245,7 @@ def test_the_dedup_report_takes_its_parameters_from_the_declaration_and_shows_go
     dedup = get("dedup")
     with pytest.raises(ParameterError, match="line 2, column"):
         dedup.prepare(table=str(table), key="rec_id", config=str(bad))
-    with pytest.raises(ParameterError, match="--threshold must be >= 0 and <= 1"):
+    with pytest.raises(ParameterError, match="--threshold must be at least 0 and at most 1"):
         dedup.prepare(table=str(table), key="rec_id", config=str(config), threshold="1.5")
     with pytest.raises(SourceError, match="nope.csv"):
         dedup.prepare(table=str(tmp_path / "nope.csv"), key="rec_id", config=str(config))

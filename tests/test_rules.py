@@ -177,7 +177,7 @@ def test_job_validation_rejects_missing_detect_and_undefined_labels():
 def test_a_binary_rules_file_is_refused_as_not_utf8_text(tmp_path):
     p = tmp_path / "rules.txt"
     p.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
-    with pytest.raises(RuleError, match=r"rules\.txt is not UTF-8 text"):
+    with pytest.raises(RuleError, match=r"rules\.txt is binary, not text"):
         load_rules(p)
     y = tmp_path / "rules.yaml"
     y.write_bytes(b"rules:\n  - \xff\xfe\n")

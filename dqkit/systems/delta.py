@@ -20,10 +20,11 @@ class DeltaParams(Params):
     tables: tuple[str, ...] = param((), help="compare only these tables", repeat=True, metavar="TABLE[,TABLE]")
     exclude: tuple[str, ...] = param((), help="exclude a table, or a column (dropped before hashing)", repeat=True,
                                      metavar="TABLE[.COL]")
-    key: tuple[str, ...] = param((), help="key of a table for column validation (composite keys with commas); "
-                                          "it need not be unique: the tables are compared as multisets, and "
-                                          "changed rows whose key repeats on a side are left unpaired and "
-                                          "counted (ambiguous_key_rows)",
+    key: tuple[str, ...] = param((), help="key of a table for column validation (composite keys with commas). "
+                                          "It need not be unique: tables are compared as multisets of rows, "
+                                          "and changed rows whose key repeats on one side are left unpaired "
+                                          "and counted as ambiguous_key_rows with a warning; NULL keys pair "
+                                          "with NULL",
                                  repeat=True, sep=";", metavar="TABLE=COL[,COL]", aliases=("keys",))
     stages: tuple[str, ...] = param(STAGES, help="stages to run", repeat=True,
                                     choices=STAGES, metavar="STAGE[,STAGE]")
