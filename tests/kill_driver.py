@@ -89,6 +89,11 @@ def run(master: str, data: str, out: str, workers: set[int], kill: bool) -> int:
                     victims = executors_of(workers)[:1]
                     for pid in victims:
                         os.kill(pid, signal.SIGKILL)
+                    if not victims and workers:  # no executor JVM found by its parent: kill one worker's whole
+                        victim = sorted(workers)[0]  # process group (the worker JVM and the executor it started)
+                        os.killpg(victim, signal.SIGKILL)
+                        victims = [victim]
+                        log.append(f"{time.monotonic() - t0:6.2f} killed worker process group {victim}")
                     killed.extend(victims)
                     log.append(f"{time.monotonic() - t0:6.2f} killed executor {victims}")
             time.sleep(0.02)

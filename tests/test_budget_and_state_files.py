@@ -116,7 +116,7 @@ def test_a_binding_slower_than_the_budget_returns_uncompleted_within_budget_plus
     assert [(j.pair, j.level, j.kind) for j in r.pending] == [("p", 1, "ROOT")]
     assert r.progress_lines() == ["p: nothing proven yet (not bound in time); 1 job(s) still pending"]
     assert any("while binding the engines" in n for n in r.state.notes)
-    assert made and made[0].cancels >= 1  # the engines were asked to stop what they were doing
+    assert made and any(e.cancels >= 1 for e in made)  # the engines were asked to stop what they were doing
     r.close()
 
 
