@@ -35,22 +35,34 @@ _SALT = "dqkit/fingerprint/v1"
 _TWO64 = 2**64
 
 
+def _hash_form(dt: T.DataType, name: str) -> str:
+    """How one column's value is hashed: ``map`` (sorted entries as JSON), ``json`` (arrays and structs),
+    ``null`` or ``value``; the one rule behind both the Column and the SQL-text forms below."""
+    if isinstance(dt, T.MapType):
+        # Map order is not canonical; sort the entries so equal maps hash equally.
+        return "map"
+    if isinstance(dt, (T.ArrayType, T.StructType)):
+        # xxhash64 skips NULL elements inside arrays; JSON keeps them (as null) and keeps order.
+        return "json"
+    if isinstance(dt, T.NullType):
+        return "null"
+    if dt.typeName() in ("variant", "object", "calendarinterval"):
+        raise UnsupportedTypeError(
+            f"column {name!r} has type {dt.simpleString()}, which dqkit cannot fingerprint",
+            hint="exclude the column or cast it to a string first")
+    return "value"
+
+
 def _hashable(field: T.StructField) -> Column:
     """The value of one column in a form xxhash64 hashes exactly and deterministically."""
     value = col(field.name)
-    dt = field.dataType
-    if isinstance(dt, T.MapType):
-        # Map order is not canonical; sort the entries so equal maps hash equally.
+    form = _hash_form(field.dataType, field.name)
+    if form == "map":
         return F.to_json(F.array_sort(F.map_entries(value)))
-    if isinstance(dt, (T.ArrayType, T.StructType)):
-        # xxhash64 skips NULL elements inside arrays; JSON keeps them (as null) and keeps order.
+    if form == "json":
         return F.to_json(value)
-    if isinstance(dt, (T.NullType,)):
+    if form == "null":
         return F.lit(None).cast("string")
-    if dt.typeName() in ("variant", "object", "calendarinterval"):
-        raise UnsupportedTypeError(
-            f"column {field.name!r} has type {dt.simpleString()}, which dqkit cannot fingerprint",
-            hint="exclude the column or cast it to a string first")
     return value
 
 
@@ -71,6 +83,25 @@ def row_fingerprint(df: DataFrame, columns: Sequence[str] | None = None) -> tupl
     hi = F.xxhash64(*inputs)
     lo = F.xxhash64(F.lit(_SALT), *inputs)
     return hi, lo
+
+
+def hash_input_sql(expr: str, dt: T.DataType, name: str) -> str:
+    """One column's hash input as Spark SQL text: its NULL marker, then its value in the form
+    ``row_fingerprint`` hashes (``expr`` is a quoted identifier or an expression of type ``dt``).
+
+    For callers that build one SQL projection for many columns (R2D2 plans thousands of pairs, and a
+    SQL expression costs one driver-to-JVM call where Columns cost several per column)."""
+    form = _hash_form(dt, name)
+    value = {"map": f"to_json(array_sort(map_entries({expr})))", "json": f"to_json({expr})",
+             "null": "CAST(NULL AS STRING)", "value": expr}[form]
+    return f"isnull({expr}), {value}"
+
+
+def row_fingerprint_sql(inputs: Sequence[str]) -> tuple[str, str]:
+    """The two halves of ``row_fingerprint`` as Spark SQL text over ``hash_input_sql`` parts, in order:
+    equal to ``row_fingerprint`` over the same columns."""
+    args = ", ".join(inputs) or "true"
+    return f"xxhash64({args})", f"xxhash64('{_SALT}', {args})"
 
 
 def with_fingerprint(df: DataFrame, columns: Sequence[str] | None = None) -> DataFrame:

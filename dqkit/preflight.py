@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -266,43 +265,6 @@ def check_number(value: Any, name: str, *, low: float | None = None, high: float
     return number
 
 
-# ------------------------------------------------------------------------------------------ queries
-_WRITE_NODES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Merge", "Command", "Into", "Set",
-                "TruncateTable", "Use", "Grant", "Copy", "LoadData", "Cache", "Uncache", "Pragma")
-
-
-def check_read_only_select(query: str) -> None:
-    """``query`` is one read-only SELECT statement; anything else (DROP, INSERT, several statements,
-    SELECT ... INTO) is refused before any table is read. The text is parsed, never executed."""
-    from dqkit.relax.sql import UnsupportedQueryError
-
-    text = query.strip() if isinstance(query, str) else ""
-    hint = "dqkit query answers one read-only SELECT ... FROM ...; it never changes a table"
-    if not text:
-        raise UnsupportedQueryError("the query is empty", hint=hint)
-    first = re.match(r"[(\s]*([A-Za-z]+)", text)
-    if first is None or first.group(1).upper() not in ("SELECT", "WITH"):
-        word = first.group(1).upper() if first else text[:20]
-        raise UnsupportedQueryError(f"the query is a {word} statement, not a read-only SELECT", hint=hint)
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.errors import ParseError
-
-    try:
-        trees = [t for t in sqlglot.parse(text, read="spark") if t is not None]
-    except ParseError as exc:
-        raise UnsupportedQueryError(f"the query does not parse: {str(exc).splitlines()[0] if str(exc) else exc}",
-                                    hint=hint) from None
-    if len(trees) != 1:
-        raise UnsupportedQueryError(f"the query holds {len(trees)} statements, not one SELECT", hint=hint)
-    tree = trees[0]
-    bad = [getattr(exp, n) for n in _WRITE_NODES if hasattr(exp, n)]
-    found = next((n for n in tree.walk() if isinstance(n, tuple(bad))), None) if bad else None
-    if not isinstance(tree, (exp.Select, exp.Union)) or found is not None:
-        what = type(found or tree).__name__.upper()
-        raise UnsupportedQueryError(f"the query is not a read-only SELECT (it holds {what})", hint=hint)
-
-
 # ------------------------------------------------------------------------------------------ commands
 def _split(value: Any, sep: str = ",") -> list[str]:
     from dqkit.params import split_list
@@ -413,67 +375,3 @@ def lake(source: Any, *, s: Any = 4, t: Any = 10, seed: Any = 0, costs: Any = No
     check_out(out, [source] + ([costs] if costs else []), overwrite)
     if costs:
         read_text_file(costs, "the cost file")
-
-
-def tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_rows: Any = 20, out: Any = None,
-         overwrite: bool = False) -> Any:
-    """``dqkit tcfc``: the spec is text and parses, every local table and SQLite/DuckDB file it names
-    exists, the timeout is positive, ``--out`` is safe. Returns the spec (budgets: dqkit.tcfc.spec)."""
-    from dqkit.tcfc.spec import SpecError, load_spec
-
-    if Path(os.fspath(spec)).is_dir():
-        raise SpecError(f"the spec {os.fspath(spec)} is a folder, not a file", hint="pass the spec's YAML or JSON file")
-    if not Path(os.fspath(spec)).is_file():
-        raise SpecError(f"no such spec file: {os.fspath(spec)}", hint="check the path; pass a YAML or JSON file")
-    read_text_file(spec, "the spec", SpecError)
-    check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
-    check_number(sample_rows, "--sample-rows", low=0, integer=True)
-    loaded = load_spec(spec)
-    check_out(out, tcfc_inputs(spec, loaded, reuse), overwrite)
-    return loaded
-
-
-def tcfc_inputs(spec: Any, loaded: Any, reuse: Any = None) -> list[Any]:
-    """The local paths a ``tcfc`` run reads (the spec, the ``--reuse`` folder, SQLite/DuckDB files, Spark
-    tables of the loaded spec), each checked to exist: what ``--out`` may not overlap."""
-    inputs: list[Any] = [spec, *([reuse] if reuse else [])]
-    for pair in loaded.pairs:
-        for label, side in (("source", pair.source), ("target", pair.target)):
-            where = f"pair {pair.name!r}, {label}"
-            if side.url and side.url.split(":", 1)[0].lower() in ("sqlite", "duckdb"):
-                file = side.url.split(":///", 1)[-1] if ":///" in side.url else ""
-                if file and file != ":memory:" and not Path(file).exists():
-                    raise SourceError(f"{where}: the database file {file} does not exist",
-                                      hint="check the url; dqkit never creates a database to compare")
-                inputs.append(file)
-            elif side.engine_kind == "spark":
-                for name, src in [("table", side.table), *side.tables.items()]:
-                    if isinstance(src, str):
-                        check_table(src, f"{where}: {name}")
-                        inputs.append(src)
-    return inputs
-
-
-def query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mapping[str, str], sql: str) -> dict[str, list[Any]]:
-    """``dqkit query``: the statement is one read-only SELECT, every table exists, rules parse and
-    name its columns, keys are columns, and the query fits Daisy's subset. Returns the rules by table."""
-    check_read_only_select(sql)
-    if not tables:
-        raise ParameterError("no table given", hint="pass --table NAME=SOURCE (repeat for more)")
-    for flag, given in (("--rules", rules), ("--key", keys)):
-        for name in given:
-            if name not in tables:
-                raise UnknownTableError(f"{flag} {name}=...: table {name!r} is not registered",
-                                        hint=f"registered with --table: {', '.join(tables)}")
-    columns = {name: table_columns(check_table(src, f"--table {name}")) for name, src in tables.items()}
-    loaded = {name: load_rule_file(path) for name, path in rules.items()}
-    for name, cols in columns.items():
-        check_table_columns(cols, tables[name], "query")
-        if name in keys:
-            check_columns([keys[name]], cols, f"--key {name}")
-        check_rule_columns(loaded.get(name, ()), cols)
-    if all(c is not None for c in columns.values()):
-        from dqkit.relax.sql import parse_query
-
-        parse_query(sql, {n: list(c) for n, c in columns.items() if c is not None})
-    return loaded

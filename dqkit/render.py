@@ -9,14 +9,12 @@ import decimal
 import html
 import json
 import math
-import os
-import shutil
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+
+from dqkit.atomic import ABANDONED, atomic_file, atomic_folder, remove_abandoned  # noqa: F401 - re-exported
 
 HTML_STYLE = """<style>
 .dqkit{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:14px;color:#1f2328;max-width:1100px}
@@ -135,44 +133,6 @@ def to_jsonable(value: Any) -> Any:
 def dumps(value: Any) -> str:
     """Stable, pretty JSON of ``value`` after ``to_jsonable``."""
     return json.dumps(to_jsonable(value), indent=2, sort_keys=False)
-
-
-#: temporary folders of writes cancelled by Ctrl-C / SIGTERM (see ``remove_abandoned``)
-ABANDONED: set[Path] = set()
-
-
-def remove_abandoned() -> None:
-    """Remove the temporary folders of cancelled writes; call it once their Spark jobs can no longer run."""
-    while ABANDONED:
-        shutil.rmtree(ABANDONED.pop(), ignore_errors=True)
-
-
-def atomic_folder(target: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Run ``write(tmp)`` into a fresh sibling folder, then rename it onto ``target``.
-
-    A failure leaves ``target`` as it was (absent or the previous complete output) and removes the
-    temporary folder, so no half-written output is ever visible under ``target``.
-    """
-    target = Path(target).resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
-        tmp.mkdir()
-        write(tmp)
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(exc, KeyboardInterrupt):
-            # a cancelled Spark write can still create folders under tmp; remove_abandoned() ends that
-            ABANDONED.add(tmp)
-        raise
-    return target
 
 
 def page(title: str, body: str) -> str:

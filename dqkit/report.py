@@ -1,3 +1,5 @@
+# Just over 500 lines on purpose: the report registry, its declared parameters and the papermill run share
+# the parameter checks and the atomic output step; each part alone would re-export most of the others.
 """Reproducible reports: a template notebook executed by papermill, kept as .ipynb and exported to HTML.
 
 Reports are found by name in one registry (``REPORTS``): each ``ReportSpec`` names its template
@@ -26,12 +28,12 @@ import re
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dqkit.atomic import atomic_file
 from dqkit.errors import DqkitError, ParameterError, SourceError
 
 KERNEL = "python3"
@@ -337,13 +339,7 @@ def to_html(notebook: Any, title: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_file(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike, *,
@@ -416,12 +412,7 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
         html = to_html(executed, f"dqkit {name} report")
         out.mkdir(parents=True, exist_ok=True)
         _write_atomic(html_path, html)
-        tmp_in_out = out / f".{nb_path.name}.tmp-{uuid.uuid4().hex[:8]}"
-        try:
-            _copy(tmp_nb, tmp_in_out)  # the temporary folder may be on another file system
-            os.replace(tmp_in_out, nb_path)
-        finally:
-            tmp_in_out.unlink(missing_ok=True)
+        atomic_file(nb_path, lambda tmp: _copy(tmp_nb, tmp))  # the work folder may be on another file system
     finally:
         _remove_tree(work)
     return ReportOutcome(nb_path, html_path, params, seconds)

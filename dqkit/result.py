@@ -23,10 +23,8 @@ import pandas as pd
 
 from dqkit import render
 from dqkit.errors import ParameterError
+from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - defined once there, re-exported
 from dqkit.preflight import TABLE_FILE_SUFFIXES, check_out
-
-#: Exit codes, as ``diff``: 0 = clean / identical, 1 = differences or violations, 2 = error.
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 # --------------------------------------------------------------------------------------------

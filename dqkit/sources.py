@@ -1,3 +1,5 @@
+# About 500 lines on purpose: every way a table comes in (catalog, files, folders, CSV dialects, Parquet
+# footers) and every way reading one fails are one reader; its error messages share the same helpers.
 """Tables in, by name.
 
 A *table source* is one of: a Spark DataFrame; a Spark catalog table (``catalog:db.table``); a Parquet,
@@ -58,6 +60,7 @@ from pyspark.sql import types as T
 
 from dqkit.errors import DqkitWarning, SourceError, UnknownTableError
 from dqkit.session import get_spark
+from dqkit.sparkutil import quote_ident
 
 TableSource = Union[DataFrame, str, os.PathLike]
 DatabaseSource = Union[Mapping[str, TableSource], str, os.PathLike]
@@ -206,7 +209,7 @@ def _load(spark: SparkSession, fmt: str, path: Path, files: list[Path], infer_ty
             if footers.nanos else {}
         df = df.select(*[F.lit(None).alias(f.name) if f.name in footers.nulls
                          else _micros(f.name, nanos[f.name]) if f.name in nanos
-                         else F.col(_quote(f.name)) for f in schema.fields])
+                         else F.col(quote_ident(f.name)) for f in schema.fields])
         note = _nanos_note(path, files, nanos) if nanos else None
         if note:
             warnings.warn(note, SourceWarning, stacklevel=3)
@@ -297,7 +300,7 @@ def _micros(name: str, adjusted_to_utc: bool) -> Column:
     """The INT64 nanosecond value of ``name`` (read with ``NANOS_AS_LONG``) as a microsecond timestamp,
     floored (as pandas' ``dt.floor('us')``): TIMESTAMP for instants (isAdjustedToUTC), TIMESTAMP_NTZ for
     wall-clock times, as Spark types the same column stored in microseconds."""
-    q = _quote(name)
+    q = quote_ident(name)
     us = f"(({q} - pmod({q}, 1000)) div 1000)"
     if adjusted_to_utc:
         return F.expr(f"timestamp_micros({us})").alias(name)
@@ -364,10 +367,6 @@ def csv_separator(files: list[Path]) -> str:
         raise SourceError(f"the CSV files of one table use different separators ({shown})",
                           hint="write every file of a table with the same separator")
     return next(iter(seps), ",")
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _first_line(exc: BaseException) -> str:

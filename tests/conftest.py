@@ -5,6 +5,7 @@ import tempfile
 
 import pytest
 
+pytest_plugins = ("snapshot_plugin",)  # --update-snapshots and the shared example results
 
 
 @pytest.fixture(scope="session")

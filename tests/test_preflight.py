@@ -19,6 +19,8 @@ import pytest
 from dqkit import preflight
 from dqkit.cli import main
 from dqkit.errors import DqkitError, ParameterError, RuleError, UnknownColumnError
+from dqkit.relax.sql import check_read_only_select
+from dqkit.systems.query import check_query
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL_NAME = 'a"; DROP TABLE x; --'
@@ -117,8 +119,8 @@ def test_query_refuses_a_statement_that_is_not_one_read_only_select_before_readi
 
 def test_a_sql_fragment_in_a_query_value_is_a_bound_string_not_a_statement(data):
     sql = "SELECT city FROM t WHERE city = 'x\\'; DROP TABLE t; --'"
-    preflight.check_read_only_select(sql)  # one SELECT: the DROP is inside a string value
-    assert preflight.query({"t": str(data / "t.csv")}, {}, {}, sql) == {}
+    check_read_only_select(sql)  # one SELECT: the DROP is inside a string value
+    assert check_query({"t": str(data / "t.csv")}, {}, {}, sql) == {}
 
 
 # ----------------------------------------------------------------------------- rule files
@@ -258,7 +260,7 @@ def test_a_sql_fragment_as_a_key_or_rule_column_is_refused_as_an_unknown_name(da
     with pytest.raises(UnknownColumnError, match="rule 'phi1'|DROP TABLE x"):
         preflight.rules_command(str(data / "t.csv"), [str(data / "sql.txt")])
     with pytest.raises(UnknownColumnError):
-        preflight.query({"t": str(data / "t.csv")}, {}, {"t": SQL_NAME}, "SELECT city FROM t")
+        check_query({"t": str(data / "t.csv")}, {}, {"t": SQL_NAME}, "SELECT city FROM t")
 
 
 def test_a_sql_fragment_column_is_quoted_by_detect_not_executed(spark, tmp_path, capsys):

@@ -134,17 +134,11 @@ def test_invalid_params_are_refused_without_spark(name):
 
 
 @pytest.mark.parametrize("name", SYSTEMS)
-def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_repr(name, spark):
+def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_repr(name, example_result):
     from dqkit import render
     from dqkit.result import Result
 
-    system = get(name)
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        result = system.run(system.prepare(system.example), spark=spark)
-    finally:
-        os.chdir(cwd)
+    result = example_result(name)  # computed once per session, shared with tests/test_snapshots.py
     assert isinstance(result, Result)
     assert result.to_text().strip() and "<div class='dqkit'>" in result.to_html(charts=False)
     json.loads(render.dumps(result.to_dict()))

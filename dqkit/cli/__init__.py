@@ -17,11 +17,12 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from dqkit.errors import DqkitError, DqkitWarning
+from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
 # Subcommand modules, in the order `dqkit --help` lists them.
 SUBCOMMANDS = ("dqkit.cli.report",)
 
-EXIT_SAME, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+EXIT_SAME, EXIT_DIFFERENT = EXIT_OK, EXIT_FINDINGS  # the names the CLI has always used
 _terminated = False  # set by SIGTERM (see _sigterm_as_interrupt)
 
 

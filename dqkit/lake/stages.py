@@ -20,8 +20,8 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.errors import ParameterError, UnsupportedTypeError
-from dqkit.fingerprint import _SALT, row_fingerprint
+from dqkit.errors import ParameterError
+from dqkit.fingerprint import hash_input_sql, row_fingerprint, row_fingerprint_sql
 from dqkit.lake._lake import LakeTable
 from dqkit.sparkutil import col, quote_ident
 
@@ -119,8 +119,8 @@ def _key_hash(df: DataFrame, alias: Mapping[str, str], keys: Sequence[str]) -> C
     """The fingerprint (``dqkit.fingerprint``'s 128-bit row hash: NULL marker and value per column) of
     the text of ``keys``, in that order: the same expression on the child's sample and on the parent,
     so equal rows hash equally. One SQL expression, so it costs one driver-to-JVM call."""
-    args = ", ".join(f"isnull({alias[k]}), {alias[k]}" for k in keys) or "true"
-    return F.expr(f"named_struct('h', xxhash64({args}), 'l', xxhash64('{_SALT}', {args}))")
+    hi, lo = row_fingerprint_sql([hash_input_sql(alias[k], T.StringType(), k) for k in keys])
+    return F.expr(f"named_struct('h', {hi}, 'l', {lo})")
 
 
 def clp_samples(children: Sequence[LakeTable], s: int = 4, t: int = 10, seed: int = 0,
@@ -320,21 +320,6 @@ def _canon_sql(name: str, dt: T.DataType) -> tuple[str, T.DataType]:
     return q, dt
 
 
-def _hash_input_sql(expr: str, dt: T.DataType, name: str) -> str:
-    """``dqkit.fingerprint``'s per-column hash input (NULL marker, then the value in a form xxhash64
-    hashes exactly), as SQL text."""
-    if isinstance(dt, (T.ArrayType, T.StructType)):
-        value = f"to_json({expr})"
-    elif isinstance(dt, T.NullType):
-        value = "CAST(NULL AS STRING)"
-    elif dt.typeName() in ("variant", "object", "calendarinterval"):
-        raise UnsupportedTypeError(f"column {name!r} has type {dt.simpleString()}, which dqkit cannot fingerprint",
-                                   hint="exclude the column or cast it to a string first")
-    else:
-        value = expr
-    return f"isnull({expr}), {value}"
-
-
 def _fingerprinted(child: LakeTable, parent: LakeTable) -> tuple[DataFrame, DataFrame]:
     """The child's rows and the parent's rows projected onto the child's columns, as fingerprints
     ``(h, l)``: ``dqkit.fingerprint``'s 128-bit row hash over the aligned columns (text where the two
@@ -347,11 +332,11 @@ def _fingerprinted(child: LakeTable, parent: LakeTable) -> tuple[DataFrame, Data
             expr, et = _canon_sql(k, dt)
             if ct != pt:
                 expr, et = f"CAST({expr} AS STRING)", T.StringType()
-            sides[side].append(_hash_input_sql(expr, et, k))
+            sides[side].append(hash_input_sql(expr, et, k))
     out = []
     for table, inputs in ((child, sides[0]), (parent, sides[1])):
-        args = ", ".join(inputs) or "true"
-        out.append(table.df.selectExpr(f"xxhash64({args}) AS h", f"xxhash64('{_SALT}', {args}) AS l"))
+        hi, lo = row_fingerprint_sql(inputs)
+        out.append(table.df.selectExpr(f"{hi} AS h", f"{lo} AS l"))
     return out[0], out[1]
 
 

@@ -16,7 +16,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit import render
+from dqkit.relax.cells import long_cells
 from dqkit.relax.model import TID, cand_col, cell_worlds, format_world, most_probable
+from dqkit.relax.plan import explain_text
 from dqkit.relax.sql import Query
 from dqkit.result import Facts, Notes, Result, Table, Verdict
 from dqkit.sparkutil import col
@@ -73,8 +75,6 @@ class QueryResult(Result):
     # ------------------------------------------------------------------------------- helpers
     @property
     def explain(self) -> str:
-        from dqkit.relax.engine import explain_text
-
         return explain_text(self.plan)
 
     def _attrs(self) -> list[tuple[str, str, str]]:
@@ -87,8 +87,6 @@ class QueryResult(Result):
 
     def long_format(self) -> DataFrame:
         """``(tid, attr, world_id, candidate, prob, is_original)`` of every answer cell (R42)."""
-        from dqkit.relax.engine import long_cells
-
         parts = []
         for alias in self.query.aliases:
             cols = [c for a, c, _ in self._attrs() if a == alias]
@@ -110,8 +108,6 @@ class QueryResult(Result):
         """GROUP BY after cleaning: (cleaned over DaisyP values, dirty over originals); None if no aggregate."""
         if not self.query.aggregated:
             return None
-        from dqkit.relax.engine import Daisy  # noqa: F401 - type context
-
         q = self.query
         types = {a: self.daisy.tables[n].types for a, n in q.tables}
 

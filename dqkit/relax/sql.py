@@ -9,6 +9,7 @@ naming the construct (a subquery, ORDER BY, LIKE, a function, ...); an unknown t
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -416,3 +417,38 @@ def aliases_of(cond: Cond) -> set[str]:
     if isinstance(cond, Pred):
         return {cond.col.alias}
     return set().union(*[aliases_of(i) for i in cond.items]) if cond.items else set()
+
+
+# ------------------------------------------------------------------------------ read-only statements
+_WRITE_NODES = ("Insert", "Update", "Delete", "Drop", "Create", "Alter", "Merge", "Command", "Into", "Set",
+                "TruncateTable", "Use", "Grant", "Copy", "LoadData", "Cache", "Uncache", "Pragma")
+
+
+def check_read_only_select(query: str) -> None:
+    """``query`` is one read-only SELECT statement; anything else (DROP, INSERT, several statements,
+    SELECT ... INTO) is refused before any table is read. The text is parsed, never executed."""
+    text = query.strip() if isinstance(query, str) else ""
+    hint = "dqkit query answers one read-only SELECT ... FROM ...; it never changes a table"
+    if not text:
+        raise UnsupportedQueryError("the query is empty", hint=hint)
+    first = re.match(r"[(\s]*([A-Za-z]+)", text)
+    if first is None or first.group(1).upper() not in ("SELECT", "WITH"):
+        word = first.group(1).upper() if first else text[:20]
+        raise UnsupportedQueryError(f"the query is a {word} statement, not a read-only SELECT", hint=hint)
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
+    try:
+        trees = [t for t in sqlglot.parse(text, read="spark") if t is not None]
+    except ParseError as exc:
+        raise UnsupportedQueryError(f"the query does not parse: {str(exc).splitlines()[0] if str(exc) else exc}",
+                                    hint=hint) from None
+    if len(trees) != 1:
+        raise UnsupportedQueryError(f"the query holds {len(trees)} statements, not one SELECT", hint=hint)
+    tree = trees[0]
+    bad = [getattr(exp, n) for n in _WRITE_NODES if hasattr(exp, n)]
+    found = next((n for n in tree.walk() if isinstance(n, tuple(bad))), None) if bad else None
+    if not isinstance(tree, (exp.Select, exp.Union)) or found is not None:
+        what = type(found or tree).__name__.upper()
+        raise UnsupportedQueryError(f"the query is not a read-only SELECT (it holds {what})", hint=hint)

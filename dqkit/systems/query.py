@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dqkit.errors import ParameterError
+from dqkit.errors import ParameterError, UnknownTableError
 from dqkit.systems.base import Params, System, param
 
 STRATEGIES = ("auto", "incremental", "full")
@@ -33,6 +34,35 @@ def named_pairs(values: Any, flag: str) -> dict[str, str]:
             raise ParameterError(f"{flag}: {name.strip()!r} given twice")
         out[name.strip()] = rest.strip()
     return out
+
+
+def check_query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mapping[str, str], sql: str
+                ) -> dict[str, list[Any]]:
+    """``dqkit query``: the statement is one read-only SELECT, every table exists, rules parse and
+    name its columns, keys are columns, and the query fits Daisy's subset. Returns the rules by table.
+    Reads headers and footers only (``dqkit.preflight``): no Spark."""
+    from dqkit.preflight import (check_columns, check_table, check_table_columns, check_rule_columns, load_rule_file,
+                                 table_columns)
+    from dqkit.relax.sql import check_read_only_select, parse_query
+
+    check_read_only_select(sql)
+    if not tables:
+        raise ParameterError("no table given", hint="pass --table NAME=SOURCE (repeat for more)")
+    for flag, given in (("--rules", rules), ("--key", keys)):
+        for name in given:
+            if name not in tables:
+                raise UnknownTableError(f"{flag} {name}=...: table {name!r} is not registered",
+                                        hint=f"registered with --table: {', '.join(tables)}")
+    columns = {name: table_columns(check_table(src, f"--table {name}")) for name, src in tables.items()}
+    loaded = {name: load_rule_file(path) for name, path in rules.items()}
+    for name, cols in columns.items():
+        check_table_columns(cols, tables[name], "query")
+        if name in keys:
+            check_columns([keys[name]], cols, f"--key {name}")
+        check_rule_columns(loaded.get(name, ()), cols)
+    if all(c is not None for c in columns.values()):
+        parse_query(sql, {n: list(c) for n, c in columns.items() if c is not None})
+    return loaded
 
 
 def workload_queries(workload: str) -> list[str]:
@@ -56,7 +86,7 @@ def workload_queries(workload: str) -> list[str]:
 
 def check_query_choice(query: str | None, workload: str | None, explain: bool) -> None:
     """Exactly one of a query and a workload; ``--explain`` shows one query's plan. An empty query is
-    left to ``preflight.check_read_only_select``, which says it is empty."""
+    left to ``dqkit.relax.sql.check_read_only_select``, which says it is empty."""
     if query is None and not workload:
         raise ParameterError("no query given", hint='pass the query, e.g. "SELECT zip FROM cities", or --workload FILE')
     if query is not None and workload:
@@ -100,7 +130,6 @@ class QueryParams(Params):
         """One query or a workload; every statement is one read-only SELECT of Daisy's subset over
         tables that exist, rules parse and name their columns, keys are columns; a damaged --state
         is refused. No table is read and Spark does not start."""
-        from dqkit import preflight
         from dqkit.relax.state import check_state_folder
 
         check_query_choice(self.query, self.workload, self.explain)
@@ -108,7 +137,7 @@ class QueryParams(Params):
         rules = named_pairs(self.rules, "--rules")
         keys = named_pairs(self.key, "--key")
         for q in self.queries():
-            preflight.query(tables, rules, keys, q)
+            check_query(tables, rules, keys, q)
         if self.state:
             check_state_folder(self.state)
 

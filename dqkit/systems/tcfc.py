@@ -14,11 +14,12 @@ import contextlib
 import os
 import sys
 import threading
+from pathlib import Path
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dqkit.errors import ParameterError
+from dqkit.errors import ParameterError, SourceError
 from dqkit.systems.base import Params, System, param
 
 ORDERS = ("default", "breadth_first")  # dqkit.tcfc.algorithm.ORDERS (tests/test_tcfc.py holds them equal)
@@ -33,6 +34,48 @@ def _budget(raw: Any) -> float | None:
     if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "none", "null")):
         return None
     return check_budget(raw.strip() if isinstance(raw, str) else raw, "--budget")
+
+
+def check_tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sample_rows: Any = 20, out: Any = None,
+         overwrite: bool = False) -> Any:
+    """``dqkit tcfc``: the spec is text and parses, every local table and SQLite/DuckDB file it names
+    exists, the timeout is positive, ``--out`` is safe. Returns the spec (budgets: dqkit.tcfc.spec)."""
+    from dqkit.preflight import check_number, check_out, read_text_file
+    from dqkit.tcfc.spec import SpecError, load_spec
+
+    if Path(os.fspath(spec)).is_dir():
+        raise SpecError(f"the spec {os.fspath(spec)} is a folder, not a file", hint="pass the spec's YAML or JSON file")
+    if not Path(os.fspath(spec)).is_file():
+        raise SpecError(f"no such spec file: {os.fspath(spec)}", hint="check the path; pass a YAML or JSON file")
+    read_text_file(spec, "the spec", SpecError)
+    check_number(connect_timeout, "--connect-timeout", low=0, low_open=True)
+    check_number(sample_rows, "--sample-rows", low=0, integer=True)
+    loaded = load_spec(spec)
+    check_out(out, tcfc_inputs(spec, loaded, reuse), overwrite)
+    return loaded
+
+
+def tcfc_inputs(spec: Any, loaded: Any, reuse: Any = None) -> list[Any]:
+    """The local paths a ``tcfc`` run reads (the spec, the ``--reuse`` folder, SQLite/DuckDB files, Spark
+    tables of the loaded spec), each checked to exist: what ``--out`` may not overlap."""
+    from dqkit.preflight import check_table
+
+    inputs: list[Any] = [spec, *([reuse] if reuse else [])]
+    for pair in loaded.pairs:
+        for label, side in (("source", pair.source), ("target", pair.target)):
+            where = f"pair {pair.name!r}, {label}"
+            if side.url and side.url.split(":", 1)[0].lower() in ("sqlite", "duckdb"):
+                file = side.url.split(":///", 1)[-1] if ":///" in side.url else ""
+                if file and file != ":memory:" and not Path(file).exists():
+                    raise SourceError(f"{where}: the database file {file} does not exist",
+                                      hint="check the url; dqkit never creates a database to compare")
+                inputs.append(file)
+            elif side.engine_kind == "spark":
+                for name, src in [("table", side.table), *side.tables.items()]:
+                    if isinstance(src, str):
+                        check_table(src, f"{where}: {name}")
+                        inputs.append(src)
+    return inputs
 
 
 @dataclass(frozen=True)
@@ -60,22 +103,19 @@ class TcfcParams(Params):
     def validate(self) -> None:
         """``--resume`` has a ``--reuse`` folder; the spec is a text file that parses, every local table and
         SQLite/DuckDB file it names exists; the stored ``--reuse`` state reads. No engine is bound."""
-        from dqkit import preflight
         from dqkit.tcfc.state import check_state_folder
 
         if self.resume and not self.reuse:
             raise ParameterError("--resume needs --reuse DIR", hint="name the folder of the interrupted run with --reuse")
-        preflight.tcfc(self.spec, reuse=self.reuse, connect_timeout=self.connect_timeout,
-                       sample_rows=self.sample_rows)
+        check_tcfc(self.spec, reuse=self.reuse, connect_timeout=self.connect_timeout, sample_rows=self.sample_rows)
         if self.reuse:
             check_state_folder(self.reuse)
 
     def inputs(self) -> list[Any]:
         """The spec, the reuse folder and every local table or database file the spec names."""
-        from dqkit import preflight
         from dqkit.tcfc.spec import load_spec
 
-        return preflight.tcfc_inputs(self.spec, load_spec(self.spec), self.reuse)
+        return tcfc_inputs(self.spec, load_spec(self.spec), self.reuse)
 
 
 def run(params: TcfcParams, *, spark: Any = None, progress: Any = None, cancel: Any = None,

@@ -24,12 +24,12 @@ from typing import Any
 import pandas as pd
 
 from dqkit import render
+from dqkit.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_UNCOMPLETED
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.tcfc.model import COMPLETED, GRACE_S, UNCOMPLETED, Difference, RunState, project
 from dqkit.tcfc.engines import EnginePool, Unrepresentable
 from dqkit.tcfc.spec import TcfcSpec
 
-EXIT_UNCOMPLETED = 3
 
 
 def show(v: Any) -> Any:
@@ -83,8 +83,8 @@ class TcfcResult(Result):
     @property
     def exit_code(self) -> int:
         if self.state.report:
-            return 1
-        return 0 if self.status == COMPLETED else EXIT_UNCOMPLETED
+            return EXIT_FINDINGS
+        return EXIT_OK if self.status == COMPLETED else EXIT_UNCOMPLETED
 
     def differing_pairs(self) -> list[str]:
         return [p.name for p in self.spec.pairs if any(d.pair == p.name for d in self.state.report)]

@@ -20,12 +20,12 @@ import base64
 import datetime as dt
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from dqkit.atomic import atomic_file
 from dqkit.errors import ParameterError
 from dqkit.tcfc.engines import Unrepresentable
 from dqkit.tcfc.model import Difference, Job
@@ -116,15 +116,7 @@ def save_state(folder: str | os.PathLike, spec: TcfcSpec, state: Any) -> Path:
                          "parent_job": j.parent_job} for j in state.pending if j.pair == p.name],
         }
     doc = {"version": VERSION, "status": state.status, "pairs": pairs}
-    fd, tmp = tempfile.mkstemp(prefix=".tcfc_state-", dir=path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-        os.replace(tmp, path / FILE)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path / FILE
+    return atomic_file(path / FILE, lambda tmp: tmp.write_text(json.dumps(doc, indent=1), encoding="utf-8"))
 
 
 def _hint(f: Path) -> str:
