@@ -11,7 +11,7 @@ from dqkit.cli._emit import add_output_options, check_out, emit, start_session, 
 from dqkit.systems.base import ParamSpec, System
 
 #: The global flags every subcommand also accepts; no parameter may take their names.
-GLOBAL_FLAGS = ("master", "remote", "debug", "format", "out", "overwrite", "version", "help")
+GLOBAL_FLAGS = ("master", "remote", "checkpoint_dir", "debug", "format", "out", "overwrite", "version", "help")
 
 
 def _help(s: ParamSpec) -> str:
