@@ -1,4 +1,5 @@
-"""The embedded session's settings, computed before any JVM starts: the driver's memory."""
+"""The embedded session's settings, computed before any JVM starts: the driver's memory, the JVM flags of a
+tiny input."""
 from __future__ import annotations
 
 import pytest
@@ -54,3 +55,44 @@ def test_get_spark_hands_the_driver_memory_to_the_jvm_launch(monkeypatch):
     seen.clear()
     get_spark(master="local[1]", config={"spark.driver.memory": "2g"})
     assert seen["spark.driver.memory"] == "2g"
+
+
+def _java_options(monkeypatch, master: str = "local[1]") -> str:
+    from pyspark.sql import SparkSession
+
+    from dqkit.session import get_spark
+
+    seen = {}
+
+    def capture(builder):
+        seen.update(builder._options)
+        return object()
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", capture)
+    get_spark(master=master)
+    return seen["spark.driver.extraJavaOptions"]
+
+
+def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_unknown_one_does_not(
+        monkeypatch, tmp_path):
+    from dqkit import session
+    from dqkit.session import SMALL_INPUT_BYTES, expect_inputs
+
+    monkeypatch.setattr(session, "_input_bytes", [])  # this process's later sessions are not affected
+    monkeypatch.delenv("DQKIT_SMALL_INPUT_JVM", raising=False)
+    tiny = tmp_path / "t.csv"
+    tiny.write_text("a\n1\n")
+    expect_inputs([str(tiny)])
+    assert "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" in _java_options(monkeypatch)
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch, master="spark://h:7077")
+    big = tmp_path / "big"
+    big.mkdir()
+    with open(big / "part.csv", "wb") as f:  # sparse: its size without writing it
+        f.truncate(SMALL_INPUT_BYTES + 1)
+    expect_inputs([str(tiny), str(big)])
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+    expect_inputs(["catalog:db.t"])
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+    expect_inputs([str(tiny)])
+    monkeypatch.setenv("DQKIT_SMALL_INPUT_JVM", "0")
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch)
