@@ -24,6 +24,8 @@ CHECKPOINT_ENV = "DQKIT_CHECKPOINT_DIR"
 #: the folders this process created and removes at the end (a fallback folder, or the application's
 #: subfolder that Spark made under a given folder)
 created: list[str] = []
+#: every checkpoint folder this process created, in order (kept after removal: what a run did)
+history: list[str] = []
 _near: list[str] = []  # the fallback beside --out of the command that runs now, if any
 
 
@@ -44,6 +46,7 @@ def fallback_folder() -> str:
     else:
         folder = tempfile.mkdtemp(prefix="dqkit-checkpoint-")
     created.append(folder)
+    history.append(folder)
     return folder
 
 

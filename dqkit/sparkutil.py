@@ -22,7 +22,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from dqkit.checkpoints import CHECKPOINT_ENV, created, fallback_folder
+from dqkit.checkpoints import CHECKPOINT_ENV, created, fallback_folder, history, local_path
 from dqkit.errors import CancelledError, DqkitError
 
 __all__ = ["quote_ident", "col", "map_in_pandas", "apply_in_pandas", "cogroup_in_pandas", "scoped_conf", "observed", "cancelled_from", "cancellable", "spark_plan",
@@ -176,6 +176,15 @@ def estimated_bytes(df: DataFrame) -> int | None:
 
 
 # ----------------------------------------------------------------------------------- lineage cuts
+_set_here: set[str] = set()  # the checkpoint folders this process set on a SparkContext (which keeps its last)
+
+
+def _still_created(folder: str) -> bool:
+    """Whether ``folder`` is (under) a checkpoint folder of the running command, not yet removed."""
+    mine = local_path(folder) or folder
+    return any(mine == c or mine.startswith(c.rstrip("/") + "/") for c in (local_path(x) or x for x in created))
+
+
 def _is_local_master(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
@@ -197,7 +206,10 @@ def checkpoint_folder(spark: SparkSession) -> str | None:
     sc = spark.sparkContext
     current = sc._jsc.sc().getCheckpointDir()  # type: ignore[union-attr]
     if current.isDefined():
-        return str(current.get())
+        folder = str(current.get())
+        if folder not in _set_here or _still_created(folder):
+            return folder
+        # set by an earlier command of this process and removed at its end: choose again
     wanted = os.environ.get(CHECKPOINT_ENV) or None
     if wanted is None and not _is_local_master(sc.master):
         wanted = fallback_folder()
@@ -205,8 +217,10 @@ def checkpoint_folder(spark: SparkSession) -> str | None:
         return None
     sc.setCheckpointDir(wanted)  # Spark makes a fresh subfolder under it for this application
     made = str(sc._jsc.sc().getCheckpointDir().get())  # type: ignore[union-attr]
+    _set_here.add(made)
     if wanted not in created:  # a given folder stays; the application's subfolder in it goes at the end
         created.append(made)
+        history.append(made)
     return made
 
 

@@ -63,3 +63,16 @@ def test_a_checkpoint_dir_that_is_a_file_is_refused_before_any_work(tmp_path, ca
     afile.write_text("x")
     code = main(["--checkpoint-dir", str(afile), "delta", str(tmp_path / "a"), str(tmp_path / "b")])
     assert code == 2 and "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_each_command_of_a_process_on_a_cluster_gets_its_own_folder_and_both_are_removed(fresh_context, tmp_path,
+                                                                                        monkeypatch):
+    spark = fresh_context
+    monkeypatch.setattr(sparkutil, "_is_local_master", lambda master: False)
+    folders = []
+    for name in ("first", "second"):  # Spark keeps a context's last checkpoint folder: dqkit chooses again
+        with checkpoint_scope(None, str(tmp_path / name)):
+            assert checkpoint(spark.range(2)).count() == 2
+            folders.append(checkpoint_folder(spark))
+            assert f"/.{name}.checkpoint-" in folders[-1]
+    assert folders[0] != folders[1] and list(tmp_path.iterdir()) == []
