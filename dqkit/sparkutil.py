@@ -176,7 +176,7 @@ def estimated_bytes(df: DataFrame) -> int | None:
 
 
 # ----------------------------------------------------------------------------------- lineage cuts
-_set_here: set[str] = set()  # the checkpoint folders this process set on a SparkContext (which keeps its last)
+_set_here: dict[str, str] = {}  # checkpoint folders dqkit set on a SparkContext (it keeps the last): what was asked
 
 
 def _still_created(folder: str) -> bool:
@@ -192,8 +192,8 @@ def _is_local_master(master: str) -> bool:
 def checkpoint_folder(spark: SparkSession) -> str | None:
     """The folder reliable checkpoints of ``spark`` go to, or None when a local checkpoint does.
 
-    Classic Spark: the context's checkpoint folder (``spark.checkpoint.dir`` or ``setCheckpointDir``);
-    else ``DQKIT_CHECKPOINT_DIR`` (the CLI's ``--checkpoint-dir``); else, when the master is not local,
+    Classic Spark: ``DQKIT_CHECKPOINT_DIR`` (the CLI's ``--checkpoint-dir``); else the context's own
+    folder (``spark.checkpoint.dir`` or ``setCheckpointDir``); else, when the master is not local,
     a folder beside ``--out`` or a temporary one, created now and removed at the end; else None (local
     mode: executors live in the driver, a local checkpoint loses nothing). Spark Connect: the server's
     ``spark.checkpoint.dir`` if it has one, else None.
@@ -204,20 +204,23 @@ def checkpoint_folder(spark: SparkSession) -> str | None:
         except Exception:  # noqa: BLE001 - an older server
             return None
     sc = spark.sparkContext
+    wanted = os.environ.get(CHECKPOINT_ENV) or None
     current = sc._jsc.sc().getCheckpointDir()  # type: ignore[union-attr]
     if current.isDefined():
         folder = str(current.get())
-        if folder not in _set_here or _still_created(folder):
+        asked = _set_here.get(folder)  # what dqkit asked for; None: Spark's own (spark.checkpoint.dir)
+        if asked is None and wanted is None:
             return folder
-        # set by an earlier command of this process and removed at its end: choose again
-    wanted = os.environ.get(CHECKPOINT_ENV) or None
+        if asked is not None and asked == (wanted or asked) and _still_created(folder):
+            return folder
+        # another folder was given, or an earlier command's folder was removed at its end: choose again
     if wanted is None and not _is_local_master(sc.master):
         wanted = fallback_folder()
     if wanted is None:
         return None
     sc.setCheckpointDir(wanted)  # Spark makes a fresh subfolder under it for this application
     made = str(sc._jsc.sc().getCheckpointDir().get())  # type: ignore[union-attr]
-    _set_here.add(made)
+    _set_here[made] = wanted
     if wanted not in created:  # a given folder stays; the application's subfolder in it goes at the end
         created.append(made)
         history.append(made)

@@ -76,3 +76,13 @@ def test_each_command_of_a_process_on_a_cluster_gets_its_own_folder_and_both_are
             folders.append(checkpoint_folder(spark))
             assert f"/.{name}.checkpoint-" in folders[-1]
     assert folders[0] != folders[1] and list(tmp_path.iterdir()) == []
+
+
+def test_spark_s_own_checkpoint_folder_is_honoured_and_a_given_folder_wins_over_it(fresh_context, tmp_path):
+    spark = fresh_context
+    spark.sparkContext.setCheckpointDir(str(tmp_path / "spark"))  # as spark.checkpoint.dir does at start
+    assert "/spark/" in checkpoint_folder(spark)
+    with checkpoint_scope(str(tmp_path / "given"), None):
+        assert checkpoint(spark.range(4)).count() == 4
+        assert "/given/" in checkpoint_folder(spark) and _files(tmp_path / "given")
+    assert list((tmp_path / "given").iterdir()) == []

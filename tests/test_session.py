@@ -75,10 +75,10 @@ def _java_options(monkeypatch, master: str = "local[1]") -> str:
 
 def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_unknown_one_does_not(
         monkeypatch, tmp_path):
-    from dqkit import session
-    from dqkit.session import SMALL_INPUT_BYTES, expect_inputs
+    from dqkit import inputsize
+    from dqkit.inputsize import SMALL_INPUT_BYTES, expect_inputs
 
-    monkeypatch.setattr(session, "_input_bytes", [])  # this process's later sessions are not affected
+    monkeypatch.setattr(inputsize, "_input_bytes", [])  # this process's later sessions are not affected
     monkeypatch.delenv("DQKIT_SMALL_INPUT_JVM", raising=False)
     tiny = tmp_path / "t.csv"
     tiny.write_text("a\n1\n")

@@ -60,8 +60,8 @@ def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
                         help="Spark Connect address, e.g. sc://host:15002 (default: SPARK_REMOTE)")
     parser.add_argument("--checkpoint-dir", default=default, metavar="DIR",
                         help="where reliable checkpoints go on a cluster, on storage every node sees "
-                             "(default: DQKIT_CHECKPOINT_DIR, spark.checkpoint.dir, else beside --out or a "
-                             "temporary folder, removed at the end)")
+                             "(default: DQKIT_CHECKPOINT_DIR, else spark.checkpoint.dir, else beside --out or "
+                             "a temporary folder, removed at the end)")
     parser.add_argument("--debug", action="store_true", default=default if default is argparse.SUPPRESS else False,
                         help="print the full traceback of an unexpected error")
 

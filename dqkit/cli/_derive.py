@@ -74,7 +74,7 @@ def run_system(system: System, args: argparse.Namespace) -> int:
     if system.check_output is not None:
         system.check_output(params, getattr(args, "out", None))
     check_out(args, params.inputs())
-    from dqkit.session import expect_inputs  # a tiny input gets a JVM tuned for a short life
+    from dqkit.inputsize import expect_inputs  # a tiny input gets a JVM tuned for a short life
 
     expect_inputs(params.inputs())
     if system.session == "environment":
