@@ -11,7 +11,7 @@ smaller one, each round links every node to the smallest node it can see, and th
 star per component, centred on the component's smallest node. It needs O(log² n) rounds, also on a
 long chain (the worst case of plain min-label propagation). Every round is a window minimum and a
 ``distinct`` (shuffles, no driver-side state); the edges of a round are persisted and their lineage is
-cut with ``localCheckpoint`` every few rounds, so the plan stays small whatever the number of rounds.
+cut with ``dqkit.sparkutil.checkpoint`` (local, or reliable on a cluster) every few rounds, so the plan stays small whatever the number of rounds.
 The convergence test is one small aggregate per round: the edges form stars (every node either has
 exactly one out-edge, to a node with none, or none at all).
 
@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
-from dqkit.sparkutil import col
+from dqkit.sparkutil import checkpoint, col
 
 __all__ = ["connected_components", "run_connected_components", "ComponentsRun"]
 
@@ -76,7 +76,7 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
                              local_limit: int = LOCAL_LIMIT) -> ComponentsRun:
     """``connected_components`` with the run's statistics (``ComponentsRun``).
 
-    ``checkpoint_every``: cut the lineage with ``localCheckpoint`` every that many rounds (rounds in
+    ``checkpoint_every``: cut the lineage with ``checkpoint`` every that many rounds (rounds in
     between are persisted). ``max_iterations``: a safety bound on rounds (O(log² n) are needed).
     ``on_iteration(i)`` is called after round ``i`` (progress). ``local_limit``: at most that many
     distinct edges are labelled on the driver instead (``iterations`` is then 0); 0 turns this off.
@@ -98,7 +98,7 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
     # oriented larger -> smaller, self-edges dropped (their nodes are kept through ``nodes``)
     current = (given.where(F.col(_S) != F.col(_D))
                .select(F.greatest(_S, _D).alias(_S), F.least(_S, _D).alias(_D)).distinct())
-    current = current.localCheckpoint()
+    current = current.transform(checkpoint)
     if local_limit and _driver_keys(ts):
         small = current.limit(local_limit + 1).collect()
         if len(small) <= local_limit:
@@ -118,13 +118,13 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
                 raise DqkitError(f"connected components did not settle in {max_iterations} rounds",
                                  hint="raise max_iterations (the algorithm needs O(log² n) rounds)")
             if iterations and iterations % checkpoint_every == 0:
-                current = current.localCheckpoint()  # read from the cache: cuts the lineage cheaply
+                current = current.transform(checkpoint)  # read from the cache: cuts the lineage cheaply
             iterations += 1
             current = _small_star(_large_star(current)).persist()
             held.append(current)
             if on_iteration is not None:
                 on_iteration(iterations)
-        star = current.localCheckpoint() if held else current
+        star = current.transform(checkpoint) if held else current
     finally:
         for frame in held:
             frame.unpersist()

@@ -8,6 +8,7 @@ honoured, so the same code runs on a laptop, a standalone cluster or a remote Sp
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -18,6 +19,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from dqkit.inputsize import SMALL_INPUT_JVM_OPTIONS, short_lived_jvm
 from dqkit.sparkutil import scoped_conf  # noqa: F401 - planner settings, defined once in sparkutil
 
 _lock = threading.Lock()
@@ -69,6 +71,9 @@ def get_spark(
             # A loopback address keeps the JVM from warning about the host name at start-up.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         cores = os.cpu_count() or 2
+        java_options = _QUIET_JAVA_OPTIONS
+        if short_lived_jvm(master):
+            java_options += " " + SMALL_INPUT_JVM_OPTIONS
         builder = (
             SparkSession.builder.master(master)
             .appName(app_name)
@@ -78,14 +83,91 @@ def get_spark(
             .config("spark.sql.shuffle.partitions", str(max(2, cores * 2)))
             .config("spark.sql.adaptive.enabled", "true")
             .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.extraJavaOptions", _QUIET_JAVA_OPTIONS)
+            .config("spark.driver.extraJavaOptions", java_options)
         )
+        memory = driver_memory(config)
+        if memory is not None:  # read by spark-submit when it starts the JVM: set before getOrCreate
+            builder = builder.config("spark.driver.memory", memory)
         for key, value in (config or {}).items():
             builder = builder.config(key, value)
         with _jvm_stderr_to_log():
             spark = builder.getOrCreate()
         quiet(spark)
         return spark
+
+
+#: the embedded driver's heap: this share of the machine's memory (or of its container's limit), at least
+#: Spark's own default of 1 GiB and at most the cap; DQKIT_DRIVER_MEMORY or spark.driver.memory override it
+DRIVER_MEMORY_SHARE = 0.25
+DRIVER_MEMORY_MIN_MB = 1024
+DRIVER_MEMORY_CAP_MB = 8192
+_MEMORY_SIZE = re.compile(r"^\d+[kmgt]?b?$", re.IGNORECASE)
+
+
+def machine_memory_bytes() -> int | None:
+    """The memory this process may use: physical RAM, or the cgroup (container) limit when lower."""
+    total = None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        pass
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = Path(limit_file).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) > 0:
+            total = min(total or int(text), int(text))
+        break
+    return total
+
+
+def _spark_defaults_memory(environ: dict[str, str]) -> str | None:
+    """``spark.driver.memory`` from the user's spark-defaults.conf or PYSPARK_SUBMIT_ARGS, if set there."""
+    submit = environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if "--driver-memory" in submit or "spark.driver.memory" in submit:
+        return submit
+    conf_dir = environ.get("SPARK_CONF_DIR") or (
+        os.path.join(environ["SPARK_HOME"], "conf") if environ.get("SPARK_HOME") else None)
+    if conf_dir:
+        try:
+            for line in Path(conf_dir, "spark-defaults.conf").read_text().splitlines():
+                parts = line.split(None, 1)
+                if len(parts) == 2 and parts[0] == "spark.driver.memory":
+                    return parts[1].strip()
+        except OSError:
+            pass
+    return None
+
+
+def driver_memory(config: dict[str, Any] | None = None, environ: dict[str, str] | None = None,
+                  total_bytes: int | None = None) -> str | None:
+    """The ``spark.driver.memory`` dqkit starts its own driver JVM with, or None to leave the user's.
+
+    Spark's default driver heap is 1 GiB whatever the machine, and a repair on a small table once ran out
+    of it under load. dqkit sizes it to ``DRIVER_MEMORY_SHARE`` of ``total_bytes`` (default: the
+    machine's or container's memory), between 1 GiB and ``DRIVER_MEMORY_CAP_MB``. The user's setting wins:
+    ``spark.driver.memory`` in ``config`` or in spark-defaults.conf / PYSPARK_SUBMIT_ARGS (None: theirs
+    stands), else ``DQKIT_DRIVER_MEMORY`` (a JVM size such as ``6g``). No JVM is needed to compute it.
+    """
+    from dqkit.errors import ParameterError
+
+    environ = os.environ if environ is None else environ
+    if config and "spark.driver.memory" in config:
+        return None
+    wanted = environ.get("DQKIT_DRIVER_MEMORY", "").strip()
+    if wanted:
+        if not _MEMORY_SIZE.match(wanted):
+            raise ParameterError(f"DQKIT_DRIVER_MEMORY={wanted!r} is not a memory size",
+                                 hint="give a JVM size such as 4g or 2048m, or unset it for a share of the RAM")
+        return wanted
+    if _spark_defaults_memory(environ) is not None:
+        return None
+    total = machine_memory_bytes() if total_bytes is None else total_bytes
+    if not total:
+        return None
+    mb = int(total * DRIVER_MEMORY_SHARE) // (1024 * 1024)
+    return f"{max(DRIVER_MEMORY_MIN_MB, min(DRIVER_MEMORY_CAP_MB, mb))}m"
 
 
 def use_backend(master: str | None = None, remote: str | None = None) -> None:

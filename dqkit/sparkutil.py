@@ -7,22 +7,26 @@
 * observed metrics: ``observed`` reads an ``Observation`` that Spark may not have reported;
 * cancellation: ``cancellable`` / ``cancelled_from`` turn a Spark job cancelled through its job tag
   (``dqkit.progress``) into ``dqkit.errors.CancelledError``;
-* plan inspection: ``spark_plan``, ``executed_plan`` and ``estimated_bytes``.
+* plan inspection: ``spark_plan``, ``executed_plan`` and ``estimated_bytes``;
+* lineage cuts: ``checkpoint`` (reliable on a cluster or when a checkpoint folder is set, local
+  otherwise; the folders' lifecycle is ``dqkit.checkpoints``).
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
+from dqkit.checkpoints import CHECKPOINT_ENV, created, fallback_folder, history, local_path
 from dqkit.errors import CancelledError, DqkitError
 
 __all__ = ["quote_ident", "col", "map_in_pandas", "apply_in_pandas", "cogroup_in_pandas", "scoped_conf", "observed", "cancelled_from", "cancellable", "spark_plan",
-           "executed_plan", "estimated_bytes"]
+           "executed_plan", "estimated_bytes", "checkpoint", "checkpoint_folder"]
 
 
 # ------------------------------------------------------------------------------------- identifiers
@@ -169,3 +173,68 @@ def estimated_bytes(df: DataFrame) -> int | None:
         return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))  # type: ignore[attr-defined]
     except Exception:  # Spark Connect, or no statistics
         return None
+
+
+# ----------------------------------------------------------------------------------- lineage cuts
+_set_here: dict[str, str] = {}  # checkpoint folders dqkit set on a SparkContext (it keeps the last): what was asked
+
+
+def _still_created(folder: str) -> bool:
+    """Whether ``folder`` is (under) a checkpoint folder of the running command, not yet removed."""
+    mine = local_path(folder) or folder
+    return any(mine == c or mine.startswith(c.rstrip("/") + "/") for c in (local_path(x) or x for x in created))
+
+
+def _is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def checkpoint_folder(spark: SparkSession) -> str | None:
+    """The folder reliable checkpoints of ``spark`` go to, or None when a local checkpoint does.
+
+    Classic Spark: ``DQKIT_CHECKPOINT_DIR`` (the CLI's ``--checkpoint-dir``); else the context's own
+    folder (``spark.checkpoint.dir`` or ``setCheckpointDir``); else, when the master is not local,
+    a folder beside ``--out`` or a temporary one, created now and removed at the end; else None (local
+    mode: executors live in the driver, a local checkpoint loses nothing). Spark Connect: the server's
+    ``spark.checkpoint.dir`` if it has one, else None.
+    """
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        try:
+            return spark.conf.get("spark.checkpoint.dir", None) or None
+        except Exception:  # noqa: BLE001 - an older server
+            return None
+    sc = spark.sparkContext
+    wanted = os.environ.get(CHECKPOINT_ENV) or None
+    current = sc._jsc.sc().getCheckpointDir()  # type: ignore[union-attr]
+    if current.isDefined():
+        folder = str(current.get())
+        asked = _set_here.get(folder)  # what dqkit asked for; None: Spark's own (spark.checkpoint.dir)
+        if asked is None and wanted is None:
+            return folder
+        if asked is not None and asked == (wanted or asked) and _still_created(folder):
+            return folder
+        # another folder was given, or an earlier command's folder was removed at its end: choose again
+    if wanted is None and not _is_local_master(sc.master):
+        wanted = fallback_folder()
+    if wanted is None:
+        return None
+    sc.setCheckpointDir(wanted)  # Spark makes a fresh subfolder under it for this application
+    made = str(sc._jsc.sc().getCheckpointDir().get())  # type: ignore[union-attr]
+    _set_here[made] = wanted
+    if wanted not in created:  # a given folder stays; the application's subfolder in it goes at the end
+        created.append(made)
+        history.append(made)
+    return made
+
+
+def checkpoint(df: DataFrame, eager: bool = True) -> DataFrame:
+    """``df`` with its lineage cut, so iterative plans stay small.
+
+    A reliable checkpoint (files in ``checkpoint_folder``) where a lost executor must not lose the data:
+    on a cluster, or wherever a checkpoint folder is set; a local checkpoint (executor storage, no
+    files) otherwise, which is faster and loses nothing in local mode. The folder must be on storage
+    every node sees (see docs/cluster.md).
+    """
+    if checkpoint_folder(df.sparkSession) is None:
+        return df.localCheckpoint(eager=eager)
+    return df.checkpoint(eager=eager)

@@ -1,11 +1,17 @@
 """One SparkSession for the whole test run (local[2], quiet), and small helpers."""
 from __future__ import annotations
 
+import os
 import tempfile
 
 import pytest
 
 pytest_plugins = ("snapshot_plugin",)  # --update-snapshots and the shared example results
+# Every JVM the suite starts (this session, report kernels, CLI subprocesses, the matrix runners) keeps
+# Spark's 1 GiB driver heap instead of dqkit's share of the machine (dqkit.session.driver_memory): tiny
+# test data needs no more, and a dozen JVMs each free to grow to a quarter of the RAM get OOM-killed.
+os.environ.setdefault("DQKIT_DRIVER_MEMORY", "1g")
+
 
 
 @pytest.fixture(scope="session")

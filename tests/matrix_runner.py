@@ -2,7 +2,8 @@
 
 ``python tests/matrix_runner.py INPUTS OUT [--master URL | --remote URL]`` runs ``dqkit.cli.main`` in-process
 for each command (one JVM start per backend, not one per command) and prints one JSON document:
-``{command: {"exit": code, "json": parsed stdout or null, "seconds": wall time, "err": stderr tail}}``.
+``{command: {"exit": code, "json": parsed stdout or null, "seconds": wall time, "err": stderr tail,
+"checkpoints": folders of reliable checkpoints it created}}``.
 ``prepare(INPUTS)`` writes the inputs; the matrix test calls it once, so every backend reads the same files.
 ``report`` runs first: its notebook kernel starts its own Spark application, and on a standalone
 cluster that application needs the cores a later command's session would hold.
@@ -108,6 +109,7 @@ def _report_json(out: Path) -> dict:
 
 def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = None) -> dict:
     """Run each command through ``dqkit.cli.main`` with ``backend`` flags; collect exit code, JSON, time."""
+    from dqkit import checkpoints
     from dqkit.cli import main
 
     results = {}
@@ -115,6 +117,7 @@ def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = No
         if only and name not in only:
             continue
         stdout, stderr = io.StringIO(), io.StringIO()
+        made = len(checkpoints.history)
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             code = main([*backend, *argv])
@@ -124,7 +127,8 @@ def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = No
             payload = _report_json(out) if name == "report delta" else json.loads(text)
         except ValueError:
             payload = None
-        results[name] = {"exit": code, "json": payload, "seconds": seconds, "err": stderr.getvalue()[-1500:]}
+        results[name] = {"exit": code, "json": payload, "seconds": seconds, "err": stderr.getvalue()[-1500:],
+                         "checkpoints": checkpoints.history[made:]}  # folders of reliable checkpoints it made
     return results
 
 

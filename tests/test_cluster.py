@@ -27,23 +27,41 @@ def _runners(inputs: Path, tmp: Path, backends: dict[str, list[str]], timeout: f
     """All commands in one fresh interpreter per backend; the runners' JSON documents by backend.
 
     The backends run at the same time (the small jobs are latency-bound; the local run and the Connect
-    server do not use the workers) unless ``DQKIT_MATRIX_SEQUENTIAL=1`` (to measure the overhead)."""
+    server do not use the workers) unless ``DQKIT_MATRIX_SEQUENTIAL=1`` (to measure the overhead). The
+    local backend (no flags) runs in this process, on the test session's warm JVM: one interpreter and
+    one JVM start fewer, the same CLI path (``dqkit.cli.main``); ``DQKIT_MATRIX_LOCAL_PROCESS=1`` gives it
+    its own process as the others (a cold start, to compare per-command times across backends)."""
     sequential = os.environ.get("DQKIT_MATRIX_SEQUENTIAL") == "1"
+    own_process = os.environ.get("DQKIT_MATRIX_LOCAL_PROCESS") == "1"
     procs, outputs = {}, {}
+
+    def in_process(name: str, backend: list[str]) -> None:
+        t = time.perf_counter()
+        outputs[name] = {"results": matrix_runner.run(inputs, tmp / name, backend),
+                         "seconds": round(time.perf_counter() - t, 2)}
+
     for name, backend in backends.items():
+        if not backend and not own_process:
+            continue  # the local run: in this process, once the others are started
         procs[name] = subprocess.Popen([sys.executable, str(HERE / "matrix_runner.py"), str(inputs), str(tmp / name),
                                         *backend], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                        env=base_env())
         if sequential:
             outputs[name] = procs[name].communicate(timeout=timeout)
+    for name, backend in backends.items():
+        if not backend and not own_process:
+            in_process(name, backend)
     for name, proc in procs.items():
         out, err = outputs.get(name) or proc.communicate(timeout=timeout)
         assert proc.returncode == 0, f"{name}: {err[-3000:]}"
         outputs[name] = json.loads(out.strip().splitlines()[-1])
-    return outputs
+    return {name: outputs[name] for name in backends}
 
 
-def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_spark_connect(cluster, tmp_path):
+def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_spark_connect(cluster, tmp_path,
+                                                                                            spark, monkeypatch):
+    for name in ("SPARK_REMOTE", "DQKIT_SPARK_MASTER", "DQKIT_CHECKPOINT_DIR"):  # the in-process local run
+        monkeypatch.delenv(name, raising=False)
     inputs = tmp_path / "in"
     matrix_runner.prepare(inputs)
     remote = cluster.connect()
@@ -76,6 +94,13 @@ def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_s
     print(json.dumps(timings))
     assert not problems, "\n".join(problems)
     assert local["delta"]["exit"] == 1 and local["repair"]["exit"] == 0 and local["query"]["exit"] == 1  # query: candidates found
+    # on the cluster, repair checkpointed reliably beside its --out; locally and over Connect (no server
+    # folder) it took local checkpoints; no run left a checkpoint folder behind
+    made = runs["standalone"]["results"]["repair"]["checkpoints"]
+    assert len(made) == 1 and Path(made[0]).name.startswith(".repair.checkpoint-"), made
+    assert runs["local"]["results"]["repair"]["checkpoints"] == runs["connect"]["results"]["repair"]["checkpoints"] == []
+    for backend in runs:
+        assert [p.name for p in (tmp_path / backend).iterdir() if ".checkpoint-" in p.name] == [], backend
 
 
 # ------------------------------------------------------------------------------------------ faults

@@ -155,8 +155,13 @@ def test_uncomparable_types(text, cause):
         validate_rules([parse_rule(text, "bad")], TAX)
 
 
-def test_comparable_types_pass():
-    validate_rules([parse_rule("not(t1.salary > t2.rate and t1.born < '2000-01-01' and t1.flag != t2.flag)")], TAX)
+def test_comparable_types_pass_and_the_same_rule_is_refused_once_one_side_is_a_string():
+    rule = parse_rule("not(t1.salary > t2.rate and t1.born < '2000-01-01' and t1.flag != t2.flag)")
+    assert validate_rules([rule], TAX) is None  # bigint vs double, a date vs an ISO literal, boolean !=
+    with pytest.raises(RuleError, match="types that cannot be compared"):
+        validate_rules([rule], {**TAX, "rate": "string"})
+    with pytest.raises(RuleError, match="booleans cannot be ordered"):
+        validate_rules([parse_rule("not(t1.salary > t2.rate and t1.flag < t2.flag)")], TAX)
 
 
 # ------------------------------------------------------------------------------------ jobs

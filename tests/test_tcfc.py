@@ -44,7 +44,8 @@ def pg(tmp_path_factory):
     try:
         srv = pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"pgserver could not start PostgreSQL here: {exc}")
+        pytest.skip(f"pgserver could not start PostgreSQL in {folder} ({type(exc).__name__}: {exc}); "
+                    f"its log is in that folder")
     url = srv.get_uri()
     with psycopg.connect(url, autocommit=True) as c:
         c.execute("CREATE TABLE exam (course_id int, student_id int, exam_date date, has_passed int)")

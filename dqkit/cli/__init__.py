@@ -59,6 +59,10 @@ def _add_global_flags(parser: argparse.ArgumentParser, default: object) -> None:
                         help="Spark master URL (default: local[*], or DQKIT_SPARK_MASTER)")
     parser.add_argument("--remote", default=default,
                         help="Spark Connect address, e.g. sc://host:15002 (default: SPARK_REMOTE)")
+    parser.add_argument("--checkpoint-dir", default=default, metavar="DIR",
+                        help="where reliable checkpoints go on a cluster, on storage every node sees "
+                             "(default: DQKIT_CHECKPOINT_DIR, else spark.checkpoint.dir, else beside --out or "
+                             "a temporary folder, removed at the end)")
     parser.add_argument("--debug", action="store_true", default=default if default is argparse.SUPPRESS else False,
                         help="print the full traceback of an unexpected error")
 
@@ -112,7 +116,10 @@ def _run(args: argparse.Namespace) -> int:
             from dqkit.session import use_backend
 
             use_backend(master=args.master, remote=args.remote)
-        return int(args.func(args))
+        from dqkit.checkpoints import checkpoint_scope
+
+        with checkpoint_scope(args.checkpoint_dir, getattr(args, "out", None)):
+            return int(args.func(args))
     except DqkitError as exc:
         print(f"dqkit: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

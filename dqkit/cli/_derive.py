@@ -11,7 +11,7 @@ from dqkit.cli._emit import add_output_options, check_out, emit, start_session, 
 from dqkit.systems.base import ParamSpec, System
 
 #: The global flags every subcommand also accepts; no parameter may take their names.
-GLOBAL_FLAGS = ("master", "remote", "debug", "format", "out", "overwrite", "version", "help")
+GLOBAL_FLAGS = ("master", "remote", "checkpoint_dir", "debug", "format", "out", "overwrite", "version", "help")
 
 
 def _help(s: ParamSpec) -> str:
@@ -74,6 +74,9 @@ def run_system(system: System, args: argparse.Namespace) -> int:
     if system.check_output is not None:
         system.check_output(params, getattr(args, "out", None))
     check_out(args, params.inputs())
+    from dqkit.inputsize import expect_inputs  # a tiny input gets a JVM tuned for a short life
+
+    expect_inputs(params.inputs())
     if system.session == "environment":
         export_session(args)
     else:

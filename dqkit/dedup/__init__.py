@@ -44,7 +44,7 @@ from dqkit.errors import ParameterError, ReservedColumnError, SchemaMismatchErro
 from dqkit.keys import RESERVED_PREFIXES, check_key, reserved_in
 from dqkit.progress import ProgressCallback
 from dqkit.session import get_spark
-from dqkit.sparkutil import cancellable, col
+from dqkit.sparkutil import cancellable, checkpoint, col
 
 __all__ = ["dedup", "link", "blocking_stats", "DedupResult", "DedupConfig", "BlockingRule", "Comparison",
            "ConfigError", "FSModel", "load_config", "parse_config", "example_config", "read_records"]
@@ -330,7 +330,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
         cand = B.candidate_pairs(purged, n_rules, carry, is_link)
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
-        levelled = levelled.localCheckpoint(eager=False)  # materialised by the pattern counts below
+        levelled = levelled.transform(checkpoint, eager=False)  # materialised by the pattern counts below
         step("block", 1)
         pattern_rows = _sorted_rows(levelled.groupBy(*gammas, B.RULES).agg(F.count(F.lit(1)).alias("n"))
                                     .limit(_MAX_PATTERNS).collect(), [*gammas, B.RULES])

@@ -53,7 +53,7 @@ from dqkit.session import get_spark
 from dqkit.keys import check_key, check_reserved
 from dqkit.rules import validate_rules
 from dqkit.sources import CATALOG_PREFIX, read_table
-from dqkit.sparkutil import cancellable, col
+from dqkit.sparkutil import cancellable, checkpoint, col
 from dqkit.violations import row_position, tuple_ids
 
 __all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS",
@@ -140,7 +140,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     iterations = 0
     stop = "no violation"
     with cancellable("the repair"):
-        current = current.localCheckpoint()
+        current = current.transform(checkpoint)
         while True:
             det = detect(current.drop(HIDDEN_POS), rule_list, key=tid, spark=spark, name=label, trust_key=True)
             detections.append(det.counts)
@@ -163,9 +163,9 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             if ec_rules:
                 # only the cell = cell fixes serve; materialised once, as the classes read them several times
                 eq = fixes.where(F.col("rule").isin(ec_rules) & (F.col("op") == "=")
-                                 & F.col("rhs_tid").isNotNull()).localCheckpoint()
+                                 & F.col("rhs_tid").isNotNull()).transform(checkpoint)
                 delta, stats = equivalence_class_repair(eq, key=tid, frozen=frozen)
-                delta = delta.localCheckpoint()
+                delta = delta.transform(checkpoint)
                 entry.update(stats)
                 parts.append(delta)
             if cc_rules and fn is not None:
@@ -174,7 +174,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                     mine = parts[0].select("tid", "attr")
                     held = mine if held is None else held.unionByName(mine)
                 hg = violation_hypergraph(det, rules=cc_rules)
-                delta_cc = repair_components(hg, fn, frozen=held).localCheckpoint()
+                delta_cc = repair_components(hg, fn, frozen=held).transform(checkpoint)
                 sizes = hg.component_sizes().agg(F.count(F.lit(1)).alias("n"), F.max("cells").alias("m")).collect()[0]
                 entry.update(components=int(sizes["n"] or 0), largest_component=int(sizes["m"] or 0))
                 parts.append(delta_cc.select(*parts[0].columns) if parts else delta_cc)
@@ -188,8 +188,8 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             changes.append(delta.withColumn("iteration", F.lit(iterations)))
             step = delta.groupBy("tid", "attr").agg(F.count(F.lit(1)).alias("n"))
             counts = step if counts is None else (counts.unionByName(step).groupBy("tid", "attr")
-                                                  .agg(F.sum("n").alias("n"))).localCheckpoint()
-            current = apply_changes(current, tid, delta, attrs, types).localCheckpoint()
+                                                  .agg(F.sum("n").alias("n"))).transform(checkpoint)
+            current = apply_changes(current, tid, delta, attrs, types).transform(checkpoint)
             if det is not first_detection:
                 det.unpersist()
             if progress is not None:

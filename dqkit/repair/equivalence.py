@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.components import run_connected_components
-from dqkit.sparkutil import col
+from dqkit.sparkutil import checkpoint, col
 
 __all__ = ["equivalence_classes", "equivalence_class_repair", "apply_changes", "CHANGE_COLUMNS"]
 
@@ -65,7 +65,7 @@ def equivalence_class_repair(fixes: DataFrame, key: str | None = None,
     ``frozen``: cells ``(tid, attr)`` that must not change.
     """
     cells, rules, rounds = equivalence_classes(fixes, key)
-    cells = cells.localCheckpoint()
+    cells = cells.transform(checkpoint)
     if frozen is not None:
         fz = frozen.select("tid", "attr", F.lit(1).alias("_dq_frozen"))
         cells = cells.join(fz, ["tid", "attr"], "left").fillna(0, ["_dq_frozen"])

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from dqkit.components import run_connected_components
 from dqkit.errors import ParameterError
+from dqkit.sparkutil import checkpoint
 from dqkit.violations import FIX_CELL_FIELDS
 
 __all__ = ["ViolationHypergraph", "violation_hypergraph", "violation_id"]
@@ -52,13 +53,13 @@ class ViolationHypergraph:
             F.explode(cells).alias("src"), F.array_min(cells).alias("dst"))
         run = run_connected_components(edges)
         # materialised once: sizes, exports and per-violation components all read it
-        return type(run)(run.components.localCheckpoint(), run.iterations)
+        return type(run)(run.components.transform(checkpoint), run.iterations)
 
     @functools.cached_property
     def _hyperedge_components(self) -> DataFrame:
         first = self.hyperedges.where(F.size("cells") > 0).select(
             "violation_id", "rule", F.array_min(F.transform("cells", _cell_key)).alias("node"))
-        return first.join(self._run.components, "node").select("violation_id", "rule", "component").localCheckpoint()
+        return first.join(self._run.components, "node").select("violation_id", "rule", "component").transform(checkpoint)
 
     @property
     def iterations(self) -> int:
@@ -157,6 +158,6 @@ def violation_hypergraph(result: Any, rules: Iterable[str] | None = None) -> Vio
         violation_id(v["rule"], v["t1"], v["t2"]).alias("violation_id"), v["rule"].alias("rule"),
         F.coalesce(per["cells"], F.array().cast(cell_t)).alias("cells"),
         F.coalesce(per["fixes"], F.array().cast(fix_t)).alias("fixes"))
-    hyper = hyper.localCheckpoint()  # read by cells, components and exports: built once
+    hyper = hyper.transform(checkpoint)  # read by cells, components and exports: built once
     cells = hyper.select(F.explode("cells").alias("c")).select("c.tid", "c.attr", "c.value").distinct()
     return ViolationHypergraph(cells, hyper)

@@ -1,0 +1,98 @@
+"""The embedded session's settings, computed before any JVM starts: the driver's memory, the JVM flags of a
+tiny input."""
+from __future__ import annotations
+
+import pytest
+
+from dqkit.errors import ParameterError
+from dqkit.session import driver_memory
+
+GIB = 1024 ** 3
+
+
+def test_the_driver_gets_a_quarter_of_the_machine_at_least_1_gib_and_at_most_the_cap():
+    assert driver_memory(environ={}, total_bytes=16 * GIB) == "4096m"
+    assert driver_memory(environ={}, total_bytes=2 * GIB) == "1024m"  # never below Spark's own default
+    assert driver_memory(environ={}, total_bytes=256 * GIB) == "8192m"
+
+
+def test_dqkit_driver_memory_in_the_environment_overrides_the_share():
+    assert driver_memory(environ={"DQKIT_DRIVER_MEMORY": "6g"}, total_bytes=16 * GIB) == "6g"
+    assert driver_memory(environ={"DQKIT_DRIVER_MEMORY": "512m"}, total_bytes=16 * GIB) == "512m"
+
+
+def test_spark_driver_memory_of_the_user_wins_and_dqkit_sets_nothing(tmp_path):
+    env = {"DQKIT_DRIVER_MEMORY": "6g"}
+    assert driver_memory({"spark.driver.memory": "3g"}, environ=env, total_bytes=16 * GIB) is None
+    (tmp_path / "spark-defaults.conf").write_text("spark.master local[2]\nspark.driver.memory   5g\n")
+    assert driver_memory(environ={"SPARK_CONF_DIR": str(tmp_path)}, total_bytes=16 * GIB) is None
+    assert driver_memory(environ={"PYSPARK_SUBMIT_ARGS": "--driver-memory 2g pyspark-shell"},
+                         total_bytes=16 * GIB) is None
+
+
+def test_a_driver_memory_that_is_not_a_size_is_refused_with_a_hint():
+    with pytest.raises(ParameterError, match="not a memory size") as err:
+        driver_memory(environ={"DQKIT_DRIVER_MEMORY": "lots"}, total_bytes=16 * GIB)
+    assert "4g" in err.value.hint
+
+
+def test_get_spark_hands_the_driver_memory_to_the_jvm_launch(monkeypatch):
+    """The setting goes into the builder's options, which spark-submit reads when it starts the JVM."""
+    from pyspark.sql import SparkSession
+
+    from dqkit.session import get_spark
+
+    seen = {}
+
+    def capture(builder):
+        seen.update(builder._options)
+        return object()
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", capture)
+    monkeypatch.setenv("DQKIT_DRIVER_MEMORY", "3g")
+    get_spark(master="local[1]")
+    assert seen["spark.driver.memory"] == "3g"
+    seen.clear()
+    get_spark(master="local[1]", config={"spark.driver.memory": "2g"})
+    assert seen["spark.driver.memory"] == "2g"
+
+
+def _java_options(monkeypatch, master: str = "local[1]") -> str:
+    from pyspark.sql import SparkSession
+
+    from dqkit.session import get_spark
+
+    seen = {}
+
+    def capture(builder):
+        seen.update(builder._options)
+        return object()
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", capture)
+    get_spark(master=master)
+    return seen["spark.driver.extraJavaOptions"]
+
+
+def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_unknown_one_does_not(
+        monkeypatch, tmp_path):
+    from dqkit import inputsize
+    from dqkit.inputsize import SMALL_INPUT_BYTES, expect_inputs
+
+    monkeypatch.setattr(inputsize, "_input_bytes", [])  # this process's later sessions are not affected
+    monkeypatch.delenv("DQKIT_SMALL_INPUT_JVM", raising=False)
+    tiny = tmp_path / "t.csv"
+    tiny.write_text("a\n1\n")
+    expect_inputs([str(tiny)])
+    assert "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" in _java_options(monkeypatch)
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch, master="spark://h:7077")
+    big = tmp_path / "big"
+    big.mkdir()
+    with open(big / "part.csv", "wb") as f:  # sparse: its size without writing it
+        f.truncate(SMALL_INPUT_BYTES + 1)
+    expect_inputs([str(tiny), str(big)])
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+    expect_inputs(["catalog:db.t"])
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+    expect_inputs([str(tiny)])
+    monkeypatch.setenv("DQKIT_SMALL_INPUT_JVM", "0")
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch)
