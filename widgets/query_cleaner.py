@@ -88,11 +88,11 @@ class QueryCleaner(ExplorerBase):
         view = ResultView((("Answers", lambda b: False), ("Relaxation", lambda b: getattr(b, "title", "") == "Relaxation trace"),
                            ("Plan and decisions", None)), sample_rows)
         self._build_run_controls(self.controller, view)
-        self.cancel_button = W.Button(description="Cancel", icon="stop")
-        self.cancel_button.on_click(lambda _: self.cancel())
+        #: the one Cancel button, the progress bar's (enabled only while a query runs)
+        self.cancel_button = self.progress.cancel_button
         self.controller.on_change(self._refresh)
         super().__init__([W.HBox([self.name, self.source, self.key]), W.HBox([self.rules, self.add_button]),
-                          self.tables, self.query, W.HBox([self.run_button, self.cancel_button]), self.progress,
+                          self.tables, self.query, W.HBox([self.run_button]), self.progress,
                           self.message, self.answers, self.cost, self.view])
 
     def add(self) -> None:
@@ -112,15 +112,23 @@ class QueryCleaner(ExplorerBase):
             rows = [f"<li>{render.esc(n)}: {render.esc(', '.join(str(r) for r in [*t.fds, *t.dcs]) or 'no rules')}</li>"
                     for n, t in c.daisy.tables.items()]
             self.tables.value = f"<ul>{''.join(rows)}</ul>"
-        if what == "status" and c.status == "done" and c.result is not None:
-            blocks = c.result.sections(sample_rows=self.sample_rows)
-            cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
-            dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
-            self.answers.value = render.HTML_STYLE + (
-                "<div style='display:flex;gap:24px'>"
-                f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
-            totals = c.cost_totals()
-            import pandas as pd
 
-            frame = pd.DataFrame([{"table": k, **v} for k, v in totals.items()])
-            self.cost.value = render.HTML_STYLE + sections_html([Table("Cost model", frame)]) if totals else ""
+    def show_result(self, result: Any) -> None:
+        """The dirty and cleaned answers side by side, the cost model's totals, then the tabs."""
+        c = self.controller
+        blocks = result.sections(sample_rows=self.sample_rows)
+        cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
+        dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
+        self.answers.value = render.HTML_STYLE + (
+            "<div style='display:flex;gap:24px'>"
+            f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
+        totals = c.cost_totals()
+        import pandas as pd
+
+        frame = pd.DataFrame([{"table": k, **v} for k, v in totals.items()])
+        self.cost.value = render.HTML_STYLE + sections_html([Table("Cost model", frame)]) if totals else ""
+        super().show_result(result)
+
+    def clear_results(self) -> None:
+        super().clear_results()
+        self.answers.value = self.cost.value = ""
