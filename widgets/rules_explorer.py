@@ -776,7 +776,8 @@ class ViolationView(W.Tab):
         """No result in any tab, the graph included."""
         self.detection_view.clear()
         self.repair_view.clear()
-        self.graph.clear()
+        if isinstance(self.graph, ViolationGraphView):  # any widget may stand in the graph tab
+            self.graph.clear()
 
 
 class ViolationExplorer(ExplorerBase):
