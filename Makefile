@@ -47,7 +47,7 @@ ui-deps: venv
 # Each tutorial executed with its widget state saved, exported to HTML and inspected in headless Chromium:
 # tab titles present, no empty tab, no error output (tests/test_ui_check.py; skipped, with the reason, without a browser).
 ui-check: ui-deps
-	DQKIT_UI_CHECK=1 JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q -rs -s -p no:cacheprovider tests/test_ui_check.py
+	DQKIT_UI_CHECK=1 JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q -rs -s -p no:cacheprovider tests/test_ui_check.py tests/test_report_structure.py
 
 # One PNG per report (each system's report on its bundled example) into docs/img/.
 screenshots: ui-deps
