@@ -82,3 +82,15 @@ def test_at1_and_at2_answers_show_the_where_cells_and_the_probability_everywhere
     at2 = daisy.query("SELECT City FROM cities WHERE Zip = 9001")
     assert _why(at2) == {"t1": (("9001",), "1"), "t2": (("9001", "10001 1/2, 9001 1/2"), "1 (world A)"),
                          "t3": (("9001",), "1"), "t4": (("10001", "10001 1/2, 9001 1/2"), "1/2 (world B:Zip)")}
+
+
+def test_a_decision_never_shows_a_zero_second_prediction_and_every_cost_has_its_unit():
+    from dqkit.relax._result import decision_costs
+
+    first = {"units": "seconds", "cumulative_incremental": 22.1, "full_cost": 0.0, "fixed_seconds": 0.0,
+             "seconds_per_row": 0.0}
+    assert decision_costs(first) == "incremental 22.1 s; the full cost is not predicted yet (no cleaning measured)"
+    later = {**first, "full_cost": 3.25, "seconds_per_row": 0.01}
+    assert decision_costs(later) == "incremental 22.1 s vs full 3.25 s"
+    tuples = {"units": "tuples", "cumulative_incremental": 12.0, "full_cost": 1500.0}
+    assert decision_costs(tuples) == "incremental 12 tuples vs full 1,500 tuples"

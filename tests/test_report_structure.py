@@ -20,7 +20,7 @@ _NEVER = [
     (re.compile(r"\{'|\[\{'"), "a raw Python dict"),
     (re.compile(r"<dqkit\.|object at 0x[0-9a-f]+"), "a raw Python object repr"),
     (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
-    (re.compile(r"\bvs full 0s\b"), "a prediction of 0 s shown as a cost"),
+    (re.compile(r"\bvs full 0 ?s\b"), "a prediction of 0 s shown as a cost"),
     (re.compile(r"\bkind\b[^\n]{0,40}\bERROR\b"), "a job kind ERROR"),
 ]
 

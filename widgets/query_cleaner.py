@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 from dqkit import render
 from dqkit.errors import ParameterError
+from dqkit.relax._result import NOT_PREDICTED, cost_text, predicted
 from dqkit.result import Table, sections_html
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.progress import SparkProgress
@@ -60,9 +61,10 @@ class QueryController(RunController):
                 last = t.cost.history[-1] if t.cost.history else {}
                 secs = t.cost.units == "seconds"
                 out[name] = {"queries": t.cost.queries, "cost units": t.cost.units,
-                             "cumulative incremental cost": round(t.cost.cumulative_incremental, 3 if secs else 1),
+                             "cumulative incremental cost": cost_text(t.cost.cumulative_incremental, t.cost.units),
                              ("full cleaning of the rest (predicted)" if secs else "full cost (same queries)"):
-                                 round(last.get("full_cost", 0.0), 3 if secs else 1),
+                                 cost_text(last.get("full_cost", 0.0), t.cost.units)
+                                 if last and predicted(last) else NOT_PREDICTED,
                              "last decision": last.get("decision", ""), "switched at query": t.cost.switched_at or "no"}
         return out
 

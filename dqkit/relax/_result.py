@@ -25,6 +25,29 @@ from dqkit.sparkutil import col
 SEP = " ‖ "
 
 
+#: a cost in seconds is predicted from measured cleanings; before the first there is none to show
+NOT_PREDICTED = "not predicted yet (no cleaning measured)"
+
+
+def predicted(decision: dict[str, Any]) -> bool:
+    """Whether the decision's full cost is a prediction (tuples: always; seconds: once a cleaning was measured)."""
+    return decision.get("units") != "seconds" or bool(decision.get("fixed_seconds") or decision.get("seconds_per_row"))
+
+
+def cost_text(value: float, units: str) -> str:
+    """A cost with its unit: ``15.4 s`` or ``120 tuples``."""
+    return f"{value:.3g} s" if units == "seconds" else f"{value:,.0f} tuples"
+
+
+def decision_costs(d: dict[str, Any]) -> str:
+    """``incremental 15.4 s so far vs full 3.2 s``, or what is not known yet (never a 0 s prediction)."""
+    units = d.get("units", "tuples")
+    inc = f"incremental {cost_text(d['cumulative_incremental'], units)}"
+    if not predicted(d):
+        return f"{inc}; the full cost is {NOT_PREDICTED}"
+    return f"{inc} vs full {cost_text(d['full_cost'], units)}"
+
+
 @dataclass(frozen=True)
 class CandidateTable:
     """The cleaned answer, bounded: one row per answer tuple, each cell its worlds' candidates."""
@@ -294,9 +317,7 @@ class QueryResult(Result):
                  "answer tuples (cleaned)": n["answer"], "answer tuples (dirty)": n["dirty"]}
         for d in self.decisions:
             k = f"decision ({d.get('table')}{', ' + d['rule'] if d.get('rule') else ''})"
-            unit = "s" if d.get("units") == "seconds" else ""
-            facts[k] = d["decision"] + (f"; incremental {d['cumulative_incremental']:.3g}{unit} vs full {d['full_cost']:.3g}{unit}"
-                                        if "full_cost" in d else
+            facts[k] = d["decision"] + ("; " + decision_costs(d) if "full_cost" in d else
                                         f"; estimated accuracy {d.get('estimated_accuracy', 1):.3f} vs threshold {d.get('threshold')}")
         blocks.append(Facts("Query", facts))
         for a, name in self.query.tables:
@@ -306,9 +327,9 @@ class QueryResult(Result):
                 blocks.append(Facts(f"Cost model ({name})", {
                     "rows n": cm.n, "violating tuples ε": cm.eps, "candidates per value p": round(cm.p, 3),
                     "queries so far": cm.queries, "cost units": cm.units,
-                    "cumulative incremental cost": round(cm.cumulative_incremental, 3 if cm.units == "seconds" else 1),
+                    "cumulative incremental cost": cost_text(cm.cumulative_incremental, cm.units),
                     ("full cleaning of the rest (predicted)" if cm.units == "seconds" else "full cleaning cost (same queries)"):
-                        round(last["full_cost"], 3 if cm.units == "seconds" else 1),
+                        cost_text(last["full_cost"], cm.units) if predicted(last) else NOT_PREDICTED,
                     "decision": last["decision"], "switched at query": cm.switched_at or "not yet"}))
         agg = self.aggregated()
         if agg is not None:
