@@ -101,3 +101,26 @@ def test_each_systems_report_on_its_example_reads_well(system, tmp_path):
         pages = [outcome.html]
     page = pages[0].read_text(encoding="utf-8")
     assert report_problems(page) == []
+
+
+def test_a_long_violation_graph_title_stays_inside_the_image_beside_its_legend():
+    import networkx as nx
+
+    from dqkit.charts import violation_graph
+
+    g = nx.Graph()
+    g.add_node("c1", kind="cell", label="t1.rate = 15")
+    g.add_node("c2", kind="cell", label="t5.salary = 15000")
+    g.add_node("v1", kind="violation", rule="phiD")
+    g.add_edge("c1", "v1", rule="phiD")
+    g.add_edge("c2", "v1", rule="phiD")
+    fig = violation_graph(g, title="Violation graph of component t1.rate of the input table")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    texts = [t for t in fig.findobj(lambda o: hasattr(o, "get_text") and "Violation graph of" in str(o.get_text()))]
+    assert texts, "the title is not drawn"
+    box, image = texts[0].get_window_extent(renderer), fig.bbox
+    assert box.x0 >= image.x0 - 1 and box.x1 <= image.x1 + 1, (box, image)
