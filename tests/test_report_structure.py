@@ -21,7 +21,7 @@ _NEVER = [
     (re.compile(r"<dqkit\.|object at 0x[0-9a-f]+"), "a raw Python object repr"),
     (re.compile(r"Traceback \(most recent call last\)"), "a traceback"),
     (re.compile(r"\bvs full 0 ?s\b"), "a prediction of 0 s shown as a cost"),
-    (re.compile(r"\bkind\b[^\n]{0,40}\bERROR\b"), "a job kind ERROR"),
+    (re.compile(r"(?<![\w:])ERROR(?![\w:])"), "a job kind ERROR"),
 ]
 
 
@@ -124,3 +124,21 @@ def test_a_long_violation_graph_title_stays_inside_the_image_beside_its_legend()
     assert texts, "the title is not drawn"
     box, image = texts[0].get_window_extent(renderer), fig.bbox
     assert box.x0 >= image.x0 - 1 and box.x1 <= image.x1 + 1, (box, image)
+
+
+def test_tcfc_pages_show_aggregates_as_text_and_job_kinds_in_words():
+    import pandas as pd
+
+    from dqkit.result import Table
+    from dqkit.tcfc.result import _readable_jobs, _readable_report
+
+    report = pd.DataFrame([{"fragment": "id=2", "kind": "DIFF", "source": {"rows": 1, "salary": 4200},
+                            "target": {"rows": 2, "salary": 8400}}])
+    jobs = pd.DataFrame([{"job_id": 1, "kind": "ROOT", "seconds": 6.6}, {"job_id": 2, "kind": "ERROR", "seconds": 3.5}])
+    page = _page(GOOD + Table("Differing fragments", _readable_report(report)).to_html()
+                 + Table("Jobs", _readable_jobs(jobs)).to_html())
+    assert report_problems(page) == [], report_problems(page)
+    text = visible_text(page)
+    assert "rows 1, salary 4200" in text and "drill-down" in text and "time (s)" in text
+    raw = _page(GOOD + Table("Jobs", jobs).to_html() + Table("Differing fragments", report).to_html())
+    assert {p.split(":")[0] for p in report_problems(raw)} == {"a raw Python dict", "a job kind ERROR"}
