@@ -142,3 +142,19 @@ def test_tcfc_pages_show_aggregates_as_text_and_job_kinds_in_words():
     assert "rows 1, salary 4200" in text and "drill-down" in text and "time (s)" in text
     raw = _page(GOOD + Table("Jobs", jobs).to_html() + Table("Differing fragments", report).to_html())
     assert {p.split(":")[0] for p in report_problems(raw)} == {"a raw Python dict", "a job kind ERROR"}
+
+
+def test_counted_axes_have_whole_ticks_and_plan_costs_carry_their_unit():
+    from dqkit.lake._result import money
+    from dqkit.relax.workload import WorkloadResult
+
+    rows = [{"query": i, "sql": "SELECT 1", "seconds": 0.5, "cumulative_seconds": 0.5 * i, "answer_rows": 1,
+             "candidate_cells": 0, "needed_cleaning": False, "decision": "incremental", "incremental_cost": 1.0,
+             "full_cost": 2.0} for i in (1, 2, 3)]
+    fig = WorkloadResult("t", "auto", rows)._chart()
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    assert ax.get_ylabel() == "Cumulative time (s)"
+    assert money(7.46144e-10) == "7.46e-10 per period (cost-model money units)"
