@@ -59,7 +59,8 @@ _INSPECT_JS = r"""
       document.body.appendChild(box);
       const text = (box.innerText || '').trim();
       const images = box.querySelectorAll('img').length;
-      if (!text && !images) problems.push(`tab "${title}" of widget ${id.slice(0, 8)} is empty`);
+      if ((!text || /^Nothing to show\.?$/.test(text)) && !images)
+        problems.push(`tab "${title}" of widget ${id.slice(0, 8)} is empty`);
       if (/No result yet/.test(text)) problems.push(`tab "${title}" of widget ${id.slice(0, 8)} shows no result`);
       if (/Traceback \(most recent call last\)/.test(text)) problems.push(`tab "${title}" shows a traceback`);
       shown.push({title: title, chars: text.length, images: images});

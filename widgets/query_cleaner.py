@@ -95,7 +95,7 @@ class QueryCleaner(ExplorerBase):
         self.controller.on_change(self._refresh)
         super().__init__([W.HBox([self.name, self.source, self.key]), W.HBox([self.rules, self.add_button]),
                           self.tables, self.query, W.HBox([self.run_button]), self.progress,
-                          self.message, self.answers, self.cost, self.view])
+                          self.message, self.cost, self.view])
 
     def add(self) -> None:
         """What the Add table button does; a bad table or rule shows as the error line."""
@@ -130,6 +130,7 @@ class QueryCleaner(ExplorerBase):
         frame = pd.DataFrame([{"table": k, **v} for k, v in totals.items()])
         self.cost.value = render.HTML_STYLE + sections_html([Table("Cost model", frame)]) if totals else ""
         super().show_result(result)
+        self.view.children[0].value = self.answers.value  # the Answers tab: dirty and cleaned side by side
 
     def clear_results(self) -> None:
         super().clear_results()
