@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test venv check-java bench clean
+.PHONY: demo test venv check-java bench clean ui-deps ui-check screenshots
 
 check-java:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
@@ -35,6 +35,23 @@ TEST_JVM := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 
 test: venv
 	JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
+
+# What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
+# Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.
+ui-deps: venv
+	@$(PY) -c 'import playwright' 2>/dev/null || $(PY) -m pip install -q -e '.[ui]'
+	@$(PY) -c 'import sys; sys.path.insert(0, "tests"); import ui_browser; sys.exit(0 if ui_browser.chromium() else 1)' || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get install -y -q chromium; \
+	    else echo "no Chromium: install it with 'sudo apt-get install -y chromium' (the browser checks are skipped)"; fi; }
+
+# Each tutorial executed with its widget state saved, exported to HTML and inspected in headless Chromium:
+# tab titles present, no empty tab, no error output (tests/test_ui_check.py; skipped, with the reason, without a browser).
+ui-check: ui-deps
+	DQKIT_UI_CHECK=1 JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q -rs -s -p no:cacheprovider tests/test_ui_check.py tests/test_report_structure.py
+
+# One PNG per report (each system's report on its bundled example) into docs/img/.
+screenshots: ui-deps
+	JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/ui_browser.py screenshots
 
 bench: venv
 	$(PY) -m pip install -q -e '.[test,bench]'

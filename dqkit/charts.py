@@ -196,5 +196,10 @@ def violation_graph(g: "networkx.Graph", title: str = "Violation graph", max_lab
     shown = f"{len(cells)} cells, {len(violations)} violations"
     if len(labelled) < len(cells):
         shown += f"; labels on {len(labelled)} cells"
-    ax.set_title(f"{title} ({shown})", **PLAIN)
+    # the figure's title, not the axes': the legend beside the axes narrows them, and a long title centred
+    # over narrow axes was clipped at the left edge of the image
+    # (wrapped to the figure's width, which follows the number of nodes)
+    import textwrap
+
+    fig.suptitle(textwrap.fill(f"{title} ({shown})", width=max(30, int(side * 9))), **PLAIN)
     return fig

@@ -304,6 +304,8 @@ class DedupController(RunController):
         return result
 
     def _on_status(self, what: str) -> None:
+        if what == "status" and self.status == "running":  # a new run: the last one's clusters are gone
+            self.current, self._cuts, self._samples, self.accuracy = None, {}, {}, None
         if what == "status" and self.status == "done" and self.result is not None:
             self.accuracy = self._accuracy_of_run
             self.threshold = self.result.threshold
@@ -689,6 +691,15 @@ class DedupExplorer(ExplorerBase):
         same = c.current is not None and last[0] is c.current.clusters and last[1] == self.cluster.value
         if not same:  # the same clusters and the same cluster: nothing to redraw
             self.show_cluster(self.cluster.value)
+
+    def clear_results(self) -> None:
+        """The tabs, the threshold counts, the cluster browser and the waterfall."""
+        super().clear_results()
+        self.threshold_view.value = self.cluster_view.value = self.waterfall.value = ""
+        with self._guard():
+            self.cluster.options = []
+            self.pair.options = []
+        self._shown = (None, None)
 
     def _on_run_change(self, what: str) -> None:
         super()._on_run_change(what)

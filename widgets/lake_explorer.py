@@ -131,11 +131,19 @@ class LakeExplorer(ExplorerBase):
         elif what == "plan" and self.controller.result is not None:
             self.view.show(self.controller.result)
             self._draw_component()
-        elif what == "status" and self.controller.status == "done":
-            comps = self.controller.result.components()
-            self.component.options = [(f"{i}: {len(cmp)} tables ({', '.join(cmp[:3])}{'…' if len(cmp) > 3 else ''})", i)
-                                      for i, cmp in enumerate(comps)]
-            self._draw_component()
+
+    def show_result(self, result: LakeResult) -> None:
+        """The tabs, then the component picker and the first component's graph."""
+        super().show_result(result)
+        comps = result.components()
+        self.component.options = [(f"{i}: {len(cmp)} tables ({', '.join(cmp[:3])}{'…' if len(cmp) > 3 else ''})", i)
+                                  for i, cmp in enumerate(comps)]
+        self._draw_component()
+
+    def clear_results(self) -> None:
+        super().clear_results()
+        self.component.options = []
+        self.graph_html.value = ""
 
     def _show_tables(self) -> None:
         c = self.controller

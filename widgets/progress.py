@@ -23,10 +23,13 @@ class SparkProgress(W.HBox):
     def __init__(self) -> None:
         self.bar = W.IntProgress(value=0, min=0, max=100, description="", layout=W.Layout(width="260px"))
         self.label = W.Label("")
-        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="warning",
+        # neutral and disabled until a run starts; ``begin`` arms it, ``finish`` makes it neutral again
+        self.cancel_button = W.Button(description="Cancel", icon="stop", button_style="",
                                       disabled=True, tooltip="cancel the running Spark jobs")
         self.cancel_button.on_click(lambda _: self.cancel())
         self.run: BackgroundRun[Any] | None = None
+        #: what Cancel does when an explorer owns the run (it clears its view, then stops the run)
+        self.on_cancel: Callable[[], None] | None = None
         super().__init__([self.bar, self.cancel_button, self.label])
 
     def start(self, fn: Callable[[], T], *, spark: SparkSession | None = None) -> BackgroundRun[T]:
@@ -38,15 +41,27 @@ class SparkProgress(W.HBox):
         return run
 
     def track(self, run: BackgroundRun[Any]) -> None:
-        """Bind the Cancel button to ``run``."""
+        """Bind the Cancel button to ``run`` and arm it (unless the run has already ended)."""
         self.run = run
+        if run.status in ("idle", "running"):
+            self.begin()
+
+    def begin(self) -> None:
+        """Show a starting run: an empty bar, Cancel enabled and coloured (the only time it is)."""
         self.bar.value, self.bar.bar_style = 0, ""
-        self.cancel_button.disabled = False
+        self.cancel_button.disabled, self.cancel_button.button_style = False, "warning"
         self.label.value = "starting"
 
+    def cancelling(self) -> None:
+        """Show that a cancel was asked for: Cancel cannot be pressed twice; the run ends by itself."""
+        self.cancel_button.disabled = True
+        self.label.value = "cancelling"
+
     def cancel(self) -> None:
-        if self.run is not None and self.run.running:
-            self.label.value = "cancelling"
+        if self.on_cancel is not None:
+            self.on_cancel()
+        elif self.run is not None and self.run.running:
+            self.cancelling()
             self.run.cancel()
 
     def show(self, progress: JobProgress, step: str = "", fraction: float | None = None) -> None:
@@ -57,7 +72,7 @@ class SparkProgress(W.HBox):
 
     def finish(self, status: str, message: str = "") -> None:
         """Show the end of a run: done, failed or cancelled."""
-        self.cancel_button.disabled = True
+        self.cancel_button.disabled, self.cancel_button.button_style = True, ""
         self.bar.value = 100 if status == "done" else self.bar.value
         self.bar.bar_style = {"done": "success", "failed": "danger", "cancelled": "warning"}.get(status, "")
         self.label.value = message or status

@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 from dqkit import render
 from dqkit.errors import ParameterError
+from dqkit.relax._result import NOT_PREDICTED, cost_text, predicted
 from dqkit.result import Table, sections_html
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.progress import SparkProgress
@@ -60,9 +61,10 @@ class QueryController(RunController):
                 last = t.cost.history[-1] if t.cost.history else {}
                 secs = t.cost.units == "seconds"
                 out[name] = {"queries": t.cost.queries, "cost units": t.cost.units,
-                             "cumulative incremental cost": round(t.cost.cumulative_incremental, 3 if secs else 1),
+                             "cumulative incremental cost": cost_text(t.cost.cumulative_incremental, t.cost.units),
                              ("full cleaning of the rest (predicted)" if secs else "full cost (same queries)"):
-                                 round(last.get("full_cost", 0.0), 3 if secs else 1),
+                                 cost_text(last.get("full_cost", 0.0), t.cost.units)
+                                 if last and predicted(last) else NOT_PREDICTED,
                              "last decision": last.get("decision", ""), "switched at query": t.cost.switched_at or "no"}
         return out
 
@@ -88,12 +90,12 @@ class QueryCleaner(ExplorerBase):
         view = ResultView((("Answers", lambda b: False), ("Relaxation", lambda b: getattr(b, "title", "") == "Relaxation trace"),
                            ("Plan and decisions", None)), sample_rows)
         self._build_run_controls(self.controller, view)
-        self.cancel_button = W.Button(description="Cancel", icon="stop")
-        self.cancel_button.on_click(lambda _: self.cancel())
+        #: the one Cancel button, the progress bar's (enabled only while a query runs)
+        self.cancel_button = self.progress.cancel_button
         self.controller.on_change(self._refresh)
         super().__init__([W.HBox([self.name, self.source, self.key]), W.HBox([self.rules, self.add_button]),
-                          self.tables, self.query, W.HBox([self.run_button, self.cancel_button]), self.progress,
-                          self.message, self.answers, self.cost, self.view])
+                          self.tables, self.query, W.HBox([self.run_button]), self.progress,
+                          self.message, self.cost, self.view])
 
     def add(self) -> None:
         """What the Add table button does; a bad table or rule shows as the error line."""
@@ -112,15 +114,24 @@ class QueryCleaner(ExplorerBase):
             rows = [f"<li>{render.esc(n)}: {render.esc(', '.join(str(r) for r in [*t.fds, *t.dcs]) or 'no rules')}</li>"
                     for n, t in c.daisy.tables.items()]
             self.tables.value = f"<ul>{''.join(rows)}</ul>"
-        if what == "status" and c.status == "done" and c.result is not None:
-            blocks = c.result.sections(sample_rows=self.sample_rows)
-            cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
-            dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
-            self.answers.value = render.HTML_STYLE + (
-                "<div style='display:flex;gap:24px'>"
-                f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
-            totals = c.cost_totals()
-            import pandas as pd
 
-            frame = pd.DataFrame([{"table": k, **v} for k, v in totals.items()])
-            self.cost.value = render.HTML_STYLE + sections_html([Table("Cost model", frame)]) if totals else ""
+    def show_result(self, result: Any) -> None:
+        """The dirty and cleaned answers side by side, the cost model's totals, then the tabs."""
+        c = self.controller
+        blocks = result.sections(sample_rows=self.sample_rows)
+        cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
+        dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
+        self.answers.value = render.HTML_STYLE + (
+            "<div style='display:flex;gap:24px'>"
+            f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
+        totals = c.cost_totals()
+        import pandas as pd
+
+        frame = pd.DataFrame([{"table": k, **v} for k, v in totals.items()])
+        self.cost.value = render.HTML_STYLE + sections_html([Table("Cost model", frame)]) if totals else ""
+        super().show_result(result)
+        self.view.children[0].value = self.answers.value  # the Answers tab: dirty and cleaned side by side
+
+    def clear_results(self) -> None:
+        super().clear_results()
+        self.answers.value = self.cost.value = ""

@@ -21,6 +21,10 @@ from dqkit.widgets.progress import SparkProgress
 TabRule = tuple[str, "Callable[[Any], bool] | None"]
 
 
+#: what a tab shows before a run, while one runs and after a cancel
+NO_RESULT = render.wrap("<p class='muted'>No result yet: press Run.</p>")
+
+
 def wrap(body: str) -> str:
     return render.wrap(body)
 
@@ -31,7 +35,7 @@ class ResultView(W.Tab):
     def __init__(self, tabs: Sequence[TabRule] = (("Result", None),), sample_rows: int = 10) -> None:
         self.rules = list(tabs)
         self.sample_rows = sample_rows
-        super().__init__(children=[W.HTML() for _ in self.rules])
+        super().__init__(children=[W.HTML(NO_RESULT) for _ in self.rules])
         for i, (title, _) in enumerate(self.rules):
             self.set_title(i, title)
 
@@ -50,12 +54,20 @@ class ResultView(W.Tab):
         self.selected_index = 0
 
     def clear(self) -> None:
+        """No result: every tab says so (a blank tab reads as broken)."""
         for child in self.children:
-            child.value = ""
+            child.value = NO_RESULT
 
 
 class ExplorerBase(W.VBox):
-    """Run button, progress with Cancel, error line and result view around a ``RunController``."""
+    """Run button, progress with Cancel, error line and result view around a ``RunController``.
+
+    The run states, the same in every explorer: from the click on Run until the result (or the error)
+    is shown, Run is disabled and Cancel is enabled and coloured; Cancel clears the pending view at once
+    (``clear_results``) and is disabled until the run has ended; a new run starts from an empty view, so
+    no result of an earlier run is left standing. Before any run and after one, Cancel is neutral and
+    disabled. Subclasses with views of their own beyond ``view`` extend ``clear_results``.
+    """
 
     def _build_run_controls(self, controller: RunController, view: ResultView) -> None:
         self.controller = controller
@@ -63,7 +75,9 @@ class ExplorerBase(W.VBox):
         self.run_button = W.Button(description="Run", icon="play", button_style="primary")
         self.run_button.on_click(lambda _: self.start())
         self.progress = SparkProgress()
+        self.progress.on_cancel = self.cancel
         self.message = W.HTML()
+        self._cancel_requested = False
         controller.on_change(self._on_run_change)
 
     @property
@@ -92,33 +106,67 @@ class ExplorerBase(W.VBox):
         """Start a run in the background (what the Run button does)."""
         if self.controller.status == "running":
             return
-        self.run_button.disabled = True
+        self._cancel_requested = False
         self.message.value = ""
-        run = self.controller.start()
-        self.progress.track(run)
+        self.clear_results()
+        self._show_running()
+        try:
+            run = self.controller.start()
+        except Exception as exc:  # a refusal before the run: shown, and Run is usable again
+            self._show_idle()
+            self._show_error(str(exc))
+            return
+        self.progress.run = run
 
     def cancel(self) -> None:
+        """What Cancel does: clear the pending view at once, then stop the run (it ends by itself)."""
+        if self.controller.status != "running":
+            return
+        self._cancel_requested = True
+        self.clear_results()
+        self.progress.cancelling()
         self.controller.cancel()
+
+    def show_result(self, result: Any) -> None:
+        """Show a finished run's result (the tabs here; subclasses add their own views). Run is enabled
+        only after this has returned."""
+        self.view.show(result)
+
+    def clear_results(self) -> None:
+        """Empty every view that shows a run's outcome (the tabs here; subclasses add their own)."""
+        self.view.clear()
+
+    def _show_running(self) -> None:
+        self.run_button.disabled, self.run_button.button_style = True, ""
+        self.progress.begin()
+
+    def _show_idle(self) -> None:
+        self.run_button.disabled, self.run_button.button_style = False, "primary"
+        self.progress.cancel_button.disabled, self.progress.cancel_button.button_style = True, ""
 
     def _on_run_change(self, what: str) -> None:
         c = self.controller
         if what == "progress":
-            self.progress.show(c.progress, c.step, c.fraction)
+            if c.status == "running" and not self._cancel_requested:
+                self.progress.show(c.progress, c.step, c.fraction)
         elif what == "status":
             if c.status == "running":
+                self._show_running()
                 return
-            self.run_button.disabled = False
-            if c.status == "done" and c.result is not None:
-                seconds = getattr(c.result, "seconds", None)
-                total = seconds.get("total") if isinstance(seconds, dict) else None
-                self.progress.finish("done", f"done in {total:.1f} s" if total is not None else "done")
-                try:
-                    self.view.show(c.result)
-                except Exception as exc:  # rendering errors are shown, not lost in a thread
-                    self._show_error(f"could not render the result: {type(exc).__name__}: {exc}")
-            else:
-                self.progress.finish(c.status, c.status)
-                self._show_error(c.error or c.status)
+            try:  # the outcome is shown first; only then is Run usable again
+                if c.status == "done" and c.result is not None:
+                    seconds = getattr(c.result, "seconds", None)
+                    total = seconds.get("total") if isinstance(seconds, dict) else None
+                    self.progress.finish("done", f"done in {total:.1f} s" if total is not None else "done")
+                    try:
+                        self.show_result(c.result)
+                    except Exception as exc:  # rendering errors are shown, not lost in a thread
+                        self._show_error(f"could not render the result: {type(exc).__name__}: {exc}")
+                else:
+                    self.progress.finish(c.status, c.status)
+                    self._show_error(c.error or c.status)
+            finally:
+                self._show_idle()
 
     def _show_error(self, text: str) -> None:
         label = "Cancelled" if self.controller.status == "cancelled" else "Error"

@@ -686,6 +686,13 @@ class ViolationGraphView(W.VBox):
         self._more = ""
         super().__init__([W.HBox([self.component, self.max_nodes]), self.image])
 
+    def clear(self) -> None:
+        """No components offered and no graph drawn (before a run, while one runs, after a cancel)."""
+        with self._guard():
+            self.component.options = []
+        self.png, self._more = None, ""
+        self.image.value = wrap("<p class='muted'>Run to see the violation graph.</p>")
+
     def show(self, run: ViolationRun) -> None:
         """Offer the run's components and draw the largest."""
         options = self.controller.component_options()
@@ -766,8 +773,11 @@ class ViolationView(W.Tab):
         self.selected_index = 0
 
     def clear(self) -> None:
+        """No result in any tab, the graph included."""
         self.detection_view.clear()
         self.repair_view.clear()
+        if isinstance(self.graph, ViolationGraphView):  # any widget may stand in the graph tab
+            self.graph.clear()
 
 
 class ViolationExplorer(ExplorerBase):

@@ -192,9 +192,16 @@ class TcfcExplorer(ExplorerBase):
         self._render_notes()
         return warnings
 
-    def start(self) -> None:
-        super().start()
-        self.progress.cancel = self.cancel  # Cancel = an early budget: keep the report so far
+    def clear_results(self) -> None:
+        """The tabs, the growing tree, the fragment picker and its rows."""
+        super().clear_results()
+        self.tree_box.value = self.rows_box.value = ""
+        self.leaves.options = []
+
+    def show_result(self, result: TcfcResult) -> None:
+        """Cancel is an early budget: the result is the report so far (UNCOMPLETED), shown like any other."""
+        super().show_result(result)
+        self.leaves.options = [(label, (p, lv, v)) for p, lv, v, label in self.controller.differing()]
 
     def show_fragment(self) -> dict[str, Any] | None:
         if self.leaves.value is None:
@@ -224,14 +231,12 @@ class TcfcExplorer(ExplorerBase):
 
     def _on_tcfc_change(self, what: str) -> None:
         c = self.controller
-        if what == "tree":
+        if what == "tree" and not self._cancel_requested:
             items = []
             for rec, diffs in c.tree:
                 mark = "bad" if diffs else "ok"
                 items.append(f"<li class='{mark}'>job {rec.job_id}: {render.esc(rec.pair)} level {rec.level} "
                              f"{render.esc(rec.kind)}, {len(diffs)} differing fragment(s), {rec.seconds:.2f} s</li>")
             self.tree_box.value = wrap(f"<ul>{''.join(items)}</ul>")
-        elif what == "status" and c.status == "done" and c.result is not None:
-            self.leaves.options = [(label, (p, lv, v)) for p, lv, v, label in c.differing()]
         elif what in ("problem", "warnings", "spec"):
             self._render_notes()

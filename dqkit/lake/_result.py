@@ -147,6 +147,9 @@ class LakeResult(Result):
             counts = [len(self.stage_edges(s)) for s in self.stages_run]
             b = ax.bar(labels, counts, color="#4c72b0")
             ax.bar_label(b, labels=[f"{c:,}" for c in counts], padding=2, fontsize=8, **PLAIN)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # edges are counted: no 0.5 ticks
         ax.set_ylabel("candidate edges", **PLAIN)
         ax.set_title("Containment candidates through the stages", **PLAIN)
         ax.margins(y=0.15)
@@ -223,7 +226,7 @@ class LakeResult(Result):
         if n == 0:
             return Verdict(True, "NO CONTAINMENT", f"{tables} tables, no table contained in another ({last})")
         d = len(self.duplicates)
-        plan = (f"; the plan deletes {len(self.plan.delete)} table(s), saving {self.plan.savings:.6g} per period"
+        plan = (f"; the plan deletes {len(self.plan.delete)} table(s), saving {money(self.plan.savings)}"
                 if self.plan else "")
         return Verdict(False, "CONTAINMENT", f"{n} containment edge(s) among {tables} tables ({last}), "
                                              f"{d} duplicate pair(s){plan}")
@@ -282,9 +285,9 @@ class LakeResult(Result):
             pl = self.plan
             blocks.append(Facts("Deletion plan (Opt-Ret)", {
                 "retain": len(pl.retain), "delete": ", ".join(pl.delete) or "nothing",
-                "storage": round(pl.storage, 9), "maintenance": round(pl.maintenance, 9),
-                "expected reconstruction": round(pl.reconstruction, 9), "total": round(pl.total, 9),
-                "retain everything": round(pl.retain_all, 9), "savings": round(pl.savings, 9),
+                **{k: money(v) for k, v in (("storage", pl.storage), ("maintenance", pl.maintenance),
+                                            ("expected reconstruction", pl.reconstruction), ("total", pl.total),
+                                            ("retain everything", pl.retain_all), ("savings", pl.savings))},
                 "solvers": ", ".join(f"{s}×{n}" for s, n, _ in pl.components) or "none needed"}))
             if pl.delete:
                 blocks.append(Table("Deleted tables and their rebuild parents", pd.DataFrame(
@@ -313,3 +316,8 @@ class LakeResult(Result):
 
     def inputs(self) -> list[Any]:
         return list(self.input_paths)
+
+
+def money(value: float) -> str:
+    """A cost of the plan with its unit: the cost model's prices are money per GB, costs are per period."""
+    return f"{value:.3g} per period (cost-model money units)"

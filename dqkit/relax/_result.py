@@ -16,14 +16,38 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit import render
+from dqkit.relax._answer import Cell, best_world, cell_text, frac_text, p_text, read_columns, world_probabilities
 from dqkit.relax.cells import long_cells
-from dqkit.relax.model import TID, cand_col, cell_worlds, format_world, most_probable
+from dqkit.relax.model import TID, WORLD_RHS, cand_col, cell_worlds, format_world, most_probable
 from dqkit.relax.plan import explain_text
-from dqkit.relax.sql import Query
+from dqkit.relax.sql import ColRef, Query
 from dqkit.result import Facts, Notes, Result, Table, Verdict
 from dqkit.sparkutil import col
 
 SEP = " ‖ "
+
+
+#: a cost in seconds is predicted from measured cleanings; before the first there is none to show
+NOT_PREDICTED = "not predicted yet (no cleaning measured)"
+
+
+def predicted(decision: dict[str, Any]) -> bool:
+    """Whether the decision's full cost is a prediction (tuples: always; seconds: once a cleaning was measured)."""
+    return decision.get("units") != "seconds" or bool(decision.get("fixed_seconds") or decision.get("seconds_per_row"))
+
+
+def cost_text(value: float, units: str) -> str:
+    """A cost with its unit: ``15.4 s`` or ``120 tuples``."""
+    return f"{value:.3g} s" if units == "seconds" else f"{value:,.0f} tuples"
+
+
+def decision_costs(d: dict[str, Any]) -> str:
+    """``incremental 15.4 s so far vs full 3.2 s``, or what is not known yet (never a 0 s prediction)."""
+    units = d.get("units", "tuples")
+    inc = f"incremental {cost_text(d['cumulative_incremental'], units)}"
+    if not predicted(d):
+        return f"{inc}; the full cost is {NOT_PREDICTED}"
+    return f"{inc} vs full {cost_text(d['full_cost'], units)}"
 
 
 @dataclass(frozen=True)
@@ -163,9 +187,52 @@ class QueryResult(Result):
                     rec[n] = {w: format_world(r[f"{a}.{c}"], cands, w) for w in shown}
                     if cands and len(set(rec[n].values())) == 1 and len(cw) == 0:
                         rec[n] = {worlds[0]: rec[n][worlds[0]]}
+                self._why(r, rec)
                 out.append(rec)
             self._cache[key] = out
         return self._cache[key]
+
+    def _read_columns(self) -> list[tuple[ColRef, str]]:
+        """(column, shown name) of each cell the WHERE read, in the order it names them."""
+        single = len(self.query.tables) == 1
+        return [(r, r.column if single else f"{r.alias}.{r.column}") for r in read_columns(self.query.where)]
+
+    def _why(self, row: Any, rec: dict[str, Any]) -> None:
+        """Add to an answer tuple why it is there: ``_read`` ({shown name: {world: candidates}}) of the
+        cells the WHERE read, and ``_p`` (P(WHERE) in its most probable world), ``_world``, ``_p_text``."""
+        present = set(row.__fields__)
+        cells: dict[ColRef, Cell] = {}
+        for r, _ in self._read_columns():
+            if f"{r.alias}.{r.column}" not in present:
+                return  # an answer read from an older state without the WHERE's cells: nothing to add
+            cc = f"{r.alias}.{cand_col(r.column)}"
+            cells[r] = Cell(row[f"{r.alias}.{r.column}"], row[cc] if cc in present else None,
+                            tuple(row[f"{r.alias}._dq_worlds"] or [WORLD_RHS]))
+        read: dict[str, dict[str, str]] = {}
+        for r, shown in self._read_columns():
+            cell = cells[r]
+            ws = cell.worlds if cell.cands else cell.worlds[:1]
+            texts = {w: cell_text(cell, w) for w in ws}
+            read[shown] = texts if len(set(texts.values())) > 1 else {ws[0]: texts[ws[0]]}
+        probs = world_probabilities(self.query.where, cells)
+        p, world = best_world(probs)
+        rec["_read"], rec["_p"], rec["_world"] = read, p, list(world)
+        rec["_p_text"] = p_text(p, world, len(probs))
+        rec["_p_worlds"] = {", ".join(w): (None if q is None else frac_text(q)) for w, q in probs.items()}
+
+    def answer_tuples(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """At most ``limit`` answer tuples with why each is there (JSON): its ids, the probability that
+        it satisfies the WHERE (exact, ``2/3``, and as a number), the world that gives it, that
+        probability per world, and the candidates of each cell the WHERE read, per world."""
+        out = []
+        for r in self.answer_rows(limit):
+            p = r.get("_p")
+            out.append({"tid": {a: str(v) for a, v in r["_ids"].items()} if len(r["_ids"]) > 1
+                        else str(next(iter(r["_ids"].values()))),
+                        "p": None if p is None else frac_text(p), "probability": None if p is None else round(float(p), 6),
+                        "world": r.get("_world", []), "p_per_world": r.get("_p_worlds", {}),
+                        "where_cells": r.get("_read", {})})
+        return out
 
     def counts(self) -> dict[str, int]:
         """Answer tuples after cleaning and over the dirty data, and ``candidate_cells``: the answer's
@@ -219,6 +286,8 @@ class QueryResult(Result):
             d["state"] = self.state_saved
         agg = self.aggregated()
         d["answer"] = self.long_rows()  # the long format: tid, attr, world_id, candidate, prob, is_original
+        if agg is None and self.query.where is not None:
+            d["answer_tuples"] = self.answer_tuples()  # why each tuple is there: P(WHERE), the cells it read
         if agg is not None:
             d["aggregate"] = [r.asDict() for r in agg[0].limit(1000).collect()]
             d["aggregate_dirty"] = [r.asDict() for r in agg[1].limit(1000).collect()]
@@ -244,9 +313,7 @@ class QueryResult(Result):
                  "answer tuples (cleaned)": n["answer"], "answer tuples (dirty)": n["dirty"]}
         for d in self.decisions:
             k = f"decision ({d.get('table')}{', ' + d['rule'] if d.get('rule') else ''})"
-            unit = "s" if d.get("units") == "seconds" else ""
-            facts[k] = d["decision"] + (f"; incremental {d['cumulative_incremental']:.3g}{unit} vs full {d['full_cost']:.3g}{unit}"
-                                        if "full_cost" in d else
+            facts[k] = d["decision"] + ("; " + decision_costs(d) if "full_cost" in d else
                                         f"; estimated accuracy {d.get('estimated_accuracy', 1):.3f} vs threshold {d.get('threshold')}")
         blocks.append(Facts("Query", facts))
         for a, name in self.query.tables:
@@ -256,9 +323,9 @@ class QueryResult(Result):
                 blocks.append(Facts(f"Cost model ({name})", {
                     "rows n": cm.n, "violating tuples ε": cm.eps, "candidates per value p": round(cm.p, 3),
                     "queries so far": cm.queries, "cost units": cm.units,
-                    "cumulative incremental cost": round(cm.cumulative_incremental, 3 if cm.units == "seconds" else 1),
+                    "cumulative incremental cost": cost_text(cm.cumulative_incremental, cm.units),
                     ("full cleaning of the rest (predicted)" if cm.units == "seconds" else "full cleaning cost (same queries)"):
-                        round(last["full_cost"], 3 if cm.units == "seconds" else 1),
+                        cost_text(last["full_cost"], cm.units) if predicted(last) else NOT_PREDICTED,
                     "decision": last["decision"], "switched at query": cm.switched_at or "not yet"}))
         agg = self.aggregated()
         if agg is not None:
@@ -270,13 +337,21 @@ class QueryResult(Result):
             rows = self.answer_rows(sample_rows)
             names = [n_ for _, _, n_ in self._attrs()]
             id_cols = [f"tid ({a})" if len(self.query.aliases) > 1 else "tid" for a in self.query.aliases]
+            read = [shown for _, shown in self._read_columns()] if rows and "_read" in rows[0] else []
             body = []
             for r in rows:
                 body.append(tuple((str(r["_ids"][a]),) for a in self.query.aliases)
-                            + tuple(tuple(r[n_].values()) for n_ in names))
+                            + tuple(tuple(r[n_].values()) for n_ in names)
+                            + tuple(tuple(r["_read"][m].values()) for m in read)
+                            + (((r["_p_text"],),) if read else ()))
             note = (f"showing {len(rows)} of {n['answer']}" if n["answer"] > len(rows) else "")
+            if read:
+                note = ("WHERE reads " + ", ".join(read) + ": its candidates per world (exact probabilities); "
+                        "P = the probability that the tuple satisfies the WHERE, in its most probable world"
+                        + (f"; {note}" if note else ""))
             blocks.append(CandidateTable("Answer (cleaned): value p%, alternative worlds separated",
-                                         tuple(id_cols + names), tuple(body), note))
+                                         tuple(id_cols + names + [f"WHERE {m}" for m in read] + (["P"] if read else [])),
+                                         tuple(body), note))
             dirty = self.dirty.orderBy(*[col(f"{a}.{TID}") for a in self.query.aliases]).limit(sample_rows).toPandas()
             dirty.columns = [c.replace(f".{TID}", ".tid") if c.endswith(TID) else c for c in dirty.columns]
             if len(self.query.aliases) == 1:

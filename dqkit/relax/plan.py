@@ -103,7 +103,14 @@ def project(q: Query, df: DataFrame, dirty: bool) -> DataFrame:
         seen.add(name)
         cols.append(col(name))
         if not dirty and f"{r.alias}._dq_cand_{r.column}" in df.columns:
+            seen.add(f"{r.alias}._dq_cand_{r.column}")
             cols.append(col(f"{r.alias}._dq_cand_{r.column}"))
+    if not dirty:  # the cells the WHERE read: QueryResult shows them and the tuple's probability
+        for r in sorted(q.where_columns(), key=str):
+            for name in (f"{r.alias}.{r.column}", f"{r.alias}._dq_cand_{r.column}"):
+                if name not in seen and name in df.columns:
+                    seen.add(name)
+                    cols.append(col(name))
     return df.select(*cols)
 
 

@@ -71,8 +71,11 @@ class WorkloadResult(Result):
         ax.plot(f["query"], f["cumulative_seconds"], marker="o", ms=3)
         if self.switch_point:
             ax.axvline(self.switch_point, ls="--", color="grey")
-        ax.set_xlabel("query")
-        ax.set_ylabel("cumulative seconds")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # queries are counted: no 1.5
+        ax.set_xlabel("Query")
+        ax.set_ylabel("Cumulative time (s)")
         fig.tight_layout()
         plt.close(fig)
         return fig

@@ -182,7 +182,7 @@ class RepairResult(Result):
         from dqkit import charts as ch
 
         return ch.barh({("input" if i == 0 else f"after {i}"): sum(d.values()) for i, d in enumerate(self.detections)},
-                       "Violations per iteration", "Violations", "Table", integer=True)
+                       "Violations per iteration", "Violations", "Round", integer=True)
 
     def plot_component_sizes(self, max_bars: int = 20):
         """Bar chart of the largest components of the input's violation hypergraph (cells per component)."""

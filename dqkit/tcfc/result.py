@@ -286,7 +286,7 @@ class TcfcResult(Result):
             verdict = Verdict(False, UNCOMPLETED, "no difference found before the budget expired; "
                                                   "not every pair was compared to completion")
         facts = Facts("Run", {"status": self.status, "budget": f"{self.state.budget:g} s" if self.state.budget
-                              else "none (run to completion)", "seconds": round(self.state.seconds, 2),
+                              else "none (run to completion)", "time": f"{self.state.seconds:.2f} s",
                               "pairs": len(self.spec.pairs), "queries": self.queries,
                               "bytes crossed between engines": self.bytes_crossed,
                               "pending jobs": len(self.state.pending),
@@ -295,14 +295,14 @@ class TcfcResult(Result):
         if self.status != COMPLETED:
             blocks.append(Notes("Proven so far and still pending", self.progress_lines()))
         if n:
-            blocks.append(Table("Differing fragments", self.report(), max_rows=sample_rows or None,
+            blocks.append(Table("Differing fragments", _readable_report(self.report()), max_rows=sample_rows or None,
                                 note=f"{n} row(s)" + (f"; first {sample_rows} shown" if sample_rows and n > sample_rows
                                                      else "")))
         for p in pairs:
             blocks.append(Chart(f"Drill-down tree: {p}", f"tree_{_safe(p)}", lambda p=p: self.plot_tree(p)))
         jobs = self.jobs()
         if len(jobs):
-            blocks.append(Table("Jobs", jobs, max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
+            blocks.append(Table("Jobs", _readable_jobs(jobs), max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
                                 note=f"{len(jobs)} job(s), {self.queries} queries"))
         else:  # a sentence, never an empty frame's repr
             blocks.append(Notes("Jobs", ["no compare job ran" + ("" if self.status == COMPLETED else
@@ -414,3 +414,30 @@ def _safe(name: str) -> str:
     import re
 
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)[:60]
+
+
+#: job kinds as a reader understands them (the paper's ERROR job drills below a difference; it is no error)
+JOB_KINDS = {"ROOT": "root", "REUSE": "reuse", "ERROR": "drill-down", "HEALTHY": "healthy check"}
+
+
+def _aggregates_text(value: Any) -> Any:
+    """``{'rows': 3, 'salary': 15300}`` as ``rows 3, salary 15300`` (a report shows no Python dict)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {show(v)}" for k, v in value.items())
+    return value
+
+
+def _readable_report(frame: pd.DataFrame) -> pd.DataFrame:
+    """The differing fragments for the page: aggregates as text."""
+    out = frame.copy()
+    for c in ("source", "target"):
+        if c in out.columns:
+            out[c] = out[c].map(_aggregates_text)
+    return out
+
+
+def _readable_jobs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The jobs for the page: kinds in words, the time with its unit."""
+    out = frame.copy()
+    out["kind"] = out["kind"].map(lambda k: JOB_KINDS.get(k, k))
+    return out.rename(columns={"seconds": "time (s)", "source_bytes": "source bytes", "target_bytes": "target bytes"})
