@@ -104,3 +104,77 @@ def test_since_refuses_a_saved_result_made_with_other_rules_or_another_key(tmp_p
     (saved / MANIFEST).write_text(json.dumps(counted))
     with pytest.raises(ParameterError, match="does not hold every violation"):
         DETECT.prepare(key="id", **args)
+
+
+# ------------------------------------------------------------------ property: equals two detections diffed
+import operator  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_OPS = {"=": operator.eq, "<": operator.lt, ">": operator.gt}
+# (rule text, python oracle over rows {id,a,b,c,x}); x is read by no rule
+POOL = {
+    "fd": ("a -> b", None),
+    "fd2": ("a, c -> b", None),
+    "eq": ("not(t1.a = t2.a and t1.c > t2.c and t1.b < t2.b)", [("a", "=", "a"), ("c", ">", "c"), ("b", "<", "b")]),
+    "cross": ("not(t1.a = t2.c and t1.b > t2.b)", [("a", "=", "c"), ("b", ">", "b")]),
+    "noeq": ("not(t1.b > t2.b and t1.c < t2.c)", [("b", ">", "b"), ("c", "<", "c")]),
+    "one": ("not(t1.c > 2)", None),
+}
+
+
+def _oracle(name: str, rows: list[dict]) -> set:
+    """A full detection by brute force: every pair (or row) checked, identities (rule, k1, k2)."""
+    out = set()
+    if name == "one":
+        return {(name, r["id"], None) for r in rows if r["c"] > 2}
+    for x in rows:
+        for y in rows:
+            if x["id"] == y["id"]:
+                continue
+            if name.startswith("fd"):
+                lhs = ["a"] if name == "fd" else ["a", "c"]
+                bad = all(x[c] == y[c] for c in lhs) and x["b"] != y["b"]
+            else:
+                bad = all(_OPS[op](x[l], y[r]) for l, op, r in POOL[name][1])
+            if bad:
+                out.add((name, min(x["id"], y["id"]), max(x["id"], y["id"])))
+    return out
+
+
+_row = st.fixed_dictionaries({"a": st.integers(0, 2), "b": st.integers(0, 2), "c": st.integers(0, 3),
+                              "x": st.integers(0, 1)})
+
+
+@st.composite
+def _versions(draw):
+    old = [dict(r, id=i) for i, r in enumerate(draw(st.lists(_row, min_size=0, max_size=7)))]
+    new = []
+    for r in old:
+        edit = draw(st.sampled_from(["keep", "keep", "delete", "a", "b", "c", "x"]))
+        if edit == "delete":
+            continue
+        new.append(r if edit == "keep" else dict(r, **{edit: draw(_row)[edit]}))
+    new += [dict(r, id=100 + i) for i, r in enumerate(draw(st.lists(_row, max_size=3)))]
+    rules = draw(st.lists(st.sampled_from(sorted(POOL)), min_size=1, max_size=3, unique=True))
+    return old, new, rules
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(case=_versions())
+def test_since_lists_equal_two_full_detections_diffed(spark, case):
+    from dqkit.detect.since import detect_since
+    from dqkit.rules import as_rules
+
+    old, new, names = case
+    schema = "id long, a long, b long, c long, x long"
+    o = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in old], schema)
+    n = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in new], schema)
+    res = detect_since(n, o, as_rules({k: POOL[k][0] for k in names}), key="id", spark=spark, max_change=1.0)
+    v_old = set().union(*[_oracle(k, old) for k in names])
+    v_new = set().union(*[_oracle(k, new) for k in names])
+    assert _lists(res) == {"new": v_new - v_old, "resolved": v_old - v_new, "persisting": v_new & v_old}
+    assert res.to_dict()["persisting"] == len(v_new & v_old)
+    res.unpersist()
