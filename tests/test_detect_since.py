@@ -108,6 +108,7 @@ def test_since_refuses_a_saved_result_made_with_other_rules_or_another_key(tmp_p
 
 # ------------------------------------------------------------------ property: equals two detections diffed
 import operator  # noqa: E402
+import os  # noqa: E402
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -161,7 +162,8 @@ def _versions(draw):
     return old, new, rules
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+# DQKIT_SINCE_EXAMPLES: fewer examples on a loaded machine (each example is a few dozen small Spark jobs)
+@settings(max_examples=int(os.environ.get("DQKIT_SINCE_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(case=_versions())
 def test_since_lists_equal_two_full_detections_diffed(spark, case):
