@@ -41,7 +41,7 @@ from dqkit.sparkutil import cancellable, col
 from dqkit.systems._since import FINGERPRINTS, check_saved, rule_columns, saved_manifest
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
-#: Measured by benchmarks/bench_since.py (docs/performance.md, "detect --since").
+#: A conservative default; the crossover is to be measured with benchmarks/bench_since.py (docs/performance.md).
 MAX_CHANGE = 0.05
 FP_HI, FP_LO = "_dq_fp_hi", "_dq_fp_lo"
 K1, K2 = "key1", "key2"
