@@ -422,8 +422,8 @@ def test_result_to_dict_save_html_and_plot(example1, tmp_path):
     assert set(d["rules"]["phiF"]) >= {"violations", "operator", "seconds"}
     json.dumps(d)
     out = example1.save(tmp_path / "run")
-    assert sorted(os.listdir(out)) == ["candidate_fixes", "plan.txt", "report.html", "summary.json",
-                                       "violations", "violations_per_rule.png"]
+    assert sorted(os.listdir(out)) == ["candidate_fixes", "manifest.json", "plan.txt", "report.html",
+                                       "row_fingerprints", "summary.json", "violations", "violations_per_rule.png"]
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".dqkit")]
     with pytest.raises(ParameterError):
         example1.save(tmp_path / "run")

@@ -663,4 +663,14 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
         table=name or (table if isinstance(table, str) else "table"), mode=mode, sample=sample,
         rules=tuple(rule_list), summaries=tuple(summaries), violations_builder=violations_builder, fixes_builder=fixes_builder,
         logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
-        scan_seconds=scan_seconds, shared_scope=scope if shared else None)
+        scan_seconds=scan_seconds, shared_scope=scope if shared else None, key=key, schema=types,
+        fingerprints=_fingerprints(df, key, rule_list) if key and mode == "violations" else None)
+
+
+def _fingerprints(df: DataFrame, key: str, rules: list[Any]) -> DataFrame:
+    """``key, _dq_fp_hi, _dq_fp_lo`` over the rules' columns (lazy), saved by ``--out`` for ``--since``."""
+    from dqkit.fingerprint import row_fingerprint
+    from dqkit.systems._since import rule_columns
+
+    hi, lo = row_fingerprint(df, rule_columns(rules))
+    return df.select(col(key), hi.alias("_dq_fp_hi"), lo.alias("_dq_fp_lo"))

@@ -61,6 +61,11 @@ class DetectionResult(Result):
     physical_plan: str
     scan_seconds: float = 0.0
     shared_scope: DataFrame | None = None
+    #: the key, the column types and (with a key, all violations kept) each row's fingerprint over the
+    #: rules' columns: what a saved result needs to stand for this table in a later ``detect --since``
+    key: str | None = None
+    schema: dict[str, str] = field(default_factory=dict)
+    fingerprints: DataFrame | None = None
 
     # ----------------------------------------------------------------- accessors
     @functools.cached_property
@@ -159,13 +164,23 @@ class DetectionResult(Result):
         """``violations`` and ``candidate_fixes`` (none for count-only runs)."""
         if self.mode == "count":
             return {}
-        return {"violations": self.violations, "candidate_fixes": self.candidate_fixes}
+        out = {"violations": self.violations, "candidate_fixes": self.candidate_fixes}
+        if self.fingerprints is not None and self.mode == "violations":
+            from dqkit.systems._since import FINGERPRINTS
+
+            out[FINGERPRINTS] = self.fingerprints
+        return out
 
     def inputs(self) -> list[Any]:
         return [self.table] if isinstance(self.table, str) else []
 
     def _save_extra(self, folder) -> None:
+        from dqkit import render
+        from dqkit.systems._since import MANIFEST, make_manifest
+
         (folder / "plan.txt").write_text(self.explain(), encoding="utf-8")
+        manifest = make_manifest(self.rules, self.key, self.table, self.mode, self.schema)
+        (folder / MANIFEST).write_text(render.dumps(manifest), encoding="utf-8")
 
     def plot_violation_graph(self, rule: str | None = None, max_edges: int = 200):
         """The violation graph (tuples as nodes, violations as edges) of a bounded sample, drawn with

@@ -1,0 +1,232 @@
+"""``detect NEW --since OLD``: violations new, resolved and persisting since OLD, re-checking only what changed.
+
+A violation's identity is its rule and the sorted keys of its rows (``k1 <= k2``; ``k2`` NULL for a
+one-tuple rule). Changed keys ``C`` are found as in Diftong's delta, by key: a row is inserted, deleted
+or updated when its key is on one side only or its 128-bit fingerprint over the rules' columns differs
+(a change to a column no rule reads changes no violation). Then, per rule,
+
+* a violation among unchanged rows is the same in OLD and NEW: it **persists**;
+* every other violation involves a changed row; its partner shares the changed row's FD left-hand side,
+  or satisfies the DC's equality predicates with it, on the same side. So detection runs only on the
+  changed rows plus those partners (``restrict``), on each side, and keeps the violations touching ``C``:
+  ``A_old`` and ``A_new``. New = ``A_new - A_old``, resolved = ``A_old - A_new``, persisting =
+  (violations not touching ``C``) + ``A_old & A_new``.
+
+Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
+detection at all), else from NEW: a count-only detection for FDs and symmetric DCs (their counted pairs
+are their identities), listed lazily, or a full detection otherwise.
+
+Cost rule: a rule is detected in full on both sides (then diffed) when the change is large
+(``changed keys > MAX_CHANGE`` of the rows of NEW), when it is a DC with no equality predicate (its
+partners are all rows) or a UDF rule.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from dqkit.detect import detect
+from dqkit.detect._since_result import RuleSince, SinceResult
+from dqkit.errors import RuleError, SchemaMismatchError
+from dqkit.fingerprint import row_fingerprint
+from dqkit.keys import check_key
+from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rules, validate_rules
+from dqkit.session import get_spark
+from dqkit.sources import read_table
+from dqkit.sparkutil import cancellable, col
+from dqkit.systems._since import FINGERPRINTS, check_saved, rule_columns, saved_manifest
+
+#: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
+#: A conservative default; the crossover is to be measured with benchmarks/bench_since.py (docs/performance.md).
+MAX_CHANGE = 0.05
+FP_HI, FP_LO = "_dq_fp_hi", "_dq_fp_lo"
+K1, K2 = "key1", "key2"
+
+__all__ = ["detect_since", "MAX_CHANGE", "identities", "restrict", "row_fingerprints", "partners_rule"]
+
+
+def identities(violations: DataFrame) -> DataFrame:
+    """``rule, t1, t2`` violations as distinct identities ``rule, k1, k2`` (sorted keys, k2 NULL for one row)."""
+    t1, t2 = F.col("t1"), F.col("t2")
+    return violations.select(
+        "rule", F.when(t2.isNull(), t1).otherwise(F.least(t1, t2)).alias(K1),
+        F.when(t2.isNull(), t2).otherwise(F.greatest(t1, t2)).alias(K2)).distinct()
+
+
+def row_fingerprints(df: DataFrame, key: str, columns: list[str]) -> DataFrame:
+    """``key, _dq_fp_hi, _dq_fp_lo``: each row's fingerprint over ``columns`` (what ``--since`` compares)."""
+    hi, lo = row_fingerprint(df, columns)
+    return df.select(col(key), hi.alias(FP_HI), lo.alias(FP_LO))
+
+
+def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
+    """``key, change``: the keys inserted, deleted or updated (fingerprint differs), by one full outer join."""
+    o = old_fp.select(col(key).alias("_dq_k"), F.col(FP_HI).alias("_o_hi"), F.col(FP_LO).alias("_o_lo"))
+    n = new_fp.select(col(key).alias("_dq_k"), F.col(FP_HI).alias("_n_hi"), F.col(FP_LO).alias("_n_lo"))
+    j = o.join(n, "_dq_k", "full_outer")
+    change = (F.when(F.col("_o_hi").isNull(), F.lit("inserted"))
+              .when(F.col("_n_hi").isNull(), F.lit("deleted"))
+              .when((F.col("_o_hi") != F.col("_n_hi")) | (F.col("_o_lo") != F.col("_n_lo")), F.lit("updated")))
+    return j.select(F.col("_dq_k").alias(key), change.alias("change")).where(F.col("change").isNotNull())
+
+
+def partners_rule(rule: Any) -> str | None:
+    """Why ``rule`` is detected in full on both sides, or None when its partners can be restricted."""
+    if isinstance(rule, UDFRule):
+        return "a UDF rule: its partners are unknown"
+    if isinstance(rule, DenialConstraint) and rule.arity == 2 and not _equalities(rule):
+        return "a DC with no equality predicate: its partners are all rows"
+    return None
+
+
+def _equalities(rule: DenialConstraint) -> list[tuple[str, str]]:
+    """(t1 column, t2 column) of each cross-tuple equality predicate."""
+    out = []
+    for p in rule.cross_predicates:
+        if p.op == "=":
+            a, b = p.left, p.right
+            out.append((a.column, b.column) if a.tuple == 1 else (b.column, a.column))  # type: ignore[union-attr]
+    return out
+
+
+def _semi(side: DataFrame, values: DataFrame, side_cols: list[str]) -> DataFrame:
+    """Rows of ``side`` whose ``side_cols`` equal one row of ``values`` (broadcast; NULL matches nothing)."""
+    names = [f"_dq_v{i}" for i in range(len(side_cols))]
+    v = values.toDF(*names).distinct()
+    cond = None
+    for c, n in zip(side_cols, names):
+        eq = side[c] == v[n]
+        cond = eq if cond is None else cond & eq
+    return side.join(F.broadcast(v), cond, "left_semi")
+
+
+def restrict(side: DataFrame, rule: Any, changed: DataFrame, key: str) -> DataFrame:
+    """The rows of ``side`` a violation of ``rule`` involving a changed row can hold: the changed rows
+    (``changed``: keys) plus the rows sharing their FD left-hand side or meeting their DC equalities."""
+    mine = side.join(F.broadcast(changed.select(key)), key, "left_semi")
+    if isinstance(rule, FunctionalDependency):
+        lhs = list(rule.lhs)
+        return _semi(side, mine.select(*[col(c) for c in lhs]), lhs)
+    if rule.arity == 1:
+        return mine
+    eqs = _equalities(rule)
+    as_t1 = _semi(side, mine.select(*[col(a) for a, _ in eqs]), [b for _, b in eqs])  # partners as t2
+    as_t2 = _semi(side, mine.select(*[col(b) for _, b in eqs]), [a for a, _ in eqs])  # partners as t1
+    return mine.unionByName(as_t1).unionByName(as_t2).dropDuplicates([key])
+
+
+def touching(ids: DataFrame, changed: DataFrame, key: str, touch: bool = True) -> DataFrame:
+    """The identities with a row in ``changed`` (``touch``), or with none."""
+    c = F.broadcast(changed.select(col(key).alias("_dq_c")).distinct())
+    hit1 = ids.join(c, ids[K1] == c["_dq_c"], "left").select(ids["*"], c["_dq_c"].isNotNull().alias("_dq_h1"))
+    c2 = F.broadcast(changed.select(col(key).alias("_dq_c2")).distinct())
+    hit = hit1.join(c2, hit1[K2] == c2["_dq_c2"], "left").select(
+        *[hit1[n] for n in ids.columns], (hit1["_dq_h1"] | c2["_dq_c2"].isNotNull()).alias("_dq_h"))
+    return hit.where(F.col("_dq_h") if touch else ~F.col("_dq_h")).drop("_dq_h")
+
+
+def _restricted(side: DataFrame, rule: Any, changed: DataFrame, key: str, spark: SparkSession) -> DataFrame:
+    sub = restrict(side.select(*[col(c) for c in dict.fromkeys([key, *rule.columns])]), rule, changed, key)
+    found = detect(sub, [rule], key=key, trust_key=True, spark=spark, name="changed rows")
+    return touching(identities(found.violations), changed, key)
+
+
+def _rules(rules: Any) -> list[Any]:
+    out = [x for r in (rules if isinstance(rules, (list, tuple)) else [rules])
+           for x in ([r] if isinstance(r, (FunctionalDependency, DenialConstraint, UDFRule)) else as_rules(r))]
+    if not out:
+        raise RuleError("no rules given")
+    return out
+
+
+def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSession | None = None,
+                 name: str | None = None, max_change: float = MAX_CHANGE) -> SinceResult:
+    """Violations of ``rules`` in ``table`` as new, resolved and persisting since ``since``.
+
+    ``since``: the old table (any source ``detect`` reads) or a folder ``detect --out`` wrote for it
+    with the same rules and key. ``key`` is required and checked unique and non-NULL on both sides.
+    ``max_change``: the cost rule's threshold (share of NEW's rows changed) above which every rule is
+    detected in full on both sides.
+    """
+    t0 = time.perf_counter()
+    spark = spark or get_spark()
+    rule_list = _rules(rules)
+    label = name or (str(table) if isinstance(table, (str, Path)) else "the new table")
+    new = read_table(table, spark)
+    types = {f.name: f.dataType.simpleString() for f in new.schema.fields}
+    validate_rules(rule_list, types, key)
+    cols = rule_columns(rule_list)
+    manifest = saved_manifest(since)
+    old: DataFrame | None = None
+    with cancellable("detect --since"):
+        rows_new = check_key(new, key, table=label, command="detect --since", without="give a key column")
+        new_fp = row_fingerprints(new, key, cols)
+        if manifest is not None:
+            check_saved(manifest, since, rule_list, key, types)
+            folder = Path(since).expanduser()
+            old_fp = spark.read.parquet((folder / FINGERPRINTS).as_posix())
+            saved = identities(spark.read.parquet((folder / "violations").as_posix()))
+            rows_old = None
+        else:
+            old = read_table(since, spark)
+            otypes = {f.name: f.dataType.simpleString() for f in old.schema.fields}
+            diff = [f"{c} ({otypes.get(c, 'missing')} -> {types[c]})" for c in [key, *cols]
+                    if otypes.get(c) != types[c]]
+            if diff:
+                raise SchemaMismatchError(f"detect --since: the rules' columns differ between {since} and "
+                                          f"{label}: {', '.join(diff)}",
+                                          hint="compare versions with the same types, or cast them first")
+            rows_old = check_key(old, key, table=str(since), command="detect --since", without="give a key column")
+            old_fp = row_fingerprints(old, key, cols)
+        changed = changed_keys(old_fp, new_fp, key).persist()
+        try:
+            kinds = {r["change"]: int(r["n"]) for r in changed.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+            n_changed = sum(kinds.values())
+            share = n_changed / max(rows_new, 1)
+            large = share > max_change
+            per_rule: list[RuleSince] = []
+            full_rules = [r for r in rule_list if large or partners_rule(r)]
+            full_new = (identities(detect(new, full_rules, key=key, trust_key=True, spark=spark,
+                                          name=label).violations) if full_rules else None)
+            full_old = None
+            if full_rules and old is not None:
+                full_old = identities(detect(old, full_rules, key=key, trust_key=True, spark=spark,
+                                             name=str(since)).violations)
+            # table OLD: the violations among unchanged rows come from NEW, detected once for every
+            # restricted rule (per-rule counts now, the list lazily: only --out and samples read it)
+            rest_rules = [r for r in rule_list if r not in full_rules]
+            whole_new = (detect(new, rest_rules, key=key, trust_key=True, spark=spark, name=label)
+                         if rest_rules and old is not None else None)
+            listed_new = identities(whole_new.violations) if whole_new is not None else None
+            for r in rule_list:
+                how = ("full: " + ("the change is large" if large else str(partners_rule(r)))
+                       if r in full_rules else "changed rows and their partners")
+                if r in full_rules:
+                    o = (full_old if full_old is not None else saved).where(F.col("rule") == r.name)
+                    n = full_new.where(F.col("rule") == r.name)  # type: ignore[union-attr]
+                    per_rule.append(RuleSince.diffed(r, how, o, n))
+                    continue
+                a_new = _restricted(new, r, changed, key, spark).persist()
+                if old is None:
+                    a_old = touching(saved.where(F.col("rule") == r.name), changed, key).persist()
+                    rest = touching(saved.where(F.col("rule") == r.name), changed, key, touch=False)
+                    per_rule.append(RuleSince.split(r, how, a_old, a_new, rest, None))
+                    continue
+                a_old = _restricted(old, r, changed, key, spark).persist()
+                rest = touching(listed_new.where(F.col("rule") == r.name), changed, key, touch=False)  # type: ignore[union-attr]
+                # FDs and symmetric DCs count each identity once: NEW's count gives the persisting count
+                total = (whole_new.counts[r.name]  # type: ignore[union-attr]
+                         if isinstance(r, FunctionalDependency) or r.symmetric else None)
+                per_rule.append(RuleSince.split(r, how, a_old, a_new, rest, total))
+        except BaseException:
+            changed.unpersist()
+            raise
+    return SinceResult(table=label, since=str(since), key=key, reused=manifest is not None,
+                       rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
+                       rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
+                       full=large, seconds=time.perf_counter() - t0, changed=changed,
+                       fingerprints=new_fp, schema=types)

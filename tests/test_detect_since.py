@@ -1,0 +1,183 @@
+"""``detect NEW --since OLD``: new, resolved and persisting violations equal two full detections diffed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dqkit.errors import ParameterError
+from dqkit.systems._since import MANIFEST, make_manifest
+from dqkit.systems.detect import DETECT
+
+COLS = ["id", "zip", "city", "state", "salary", "rate"]
+OLD = [(1, "10001", "NY", "NY", 100, 10), (2, "10001", "NY", "NY", 200, 20), (3, "90210", "LA", "CA", 100, 5),
+       (4, "90210", "LA", "CA", 300, 2), (5, "60601", "CH", "IL", 50, 50), (7, "60601", "Chicago", "IL", 500, 1),
+       (8, "60602", "CH", "IL", 100, 9)]
+# 2 updated (city), 4 deleted, 6 inserted; 7 and 8 change only a column no rule reads... none here
+NEW = [(1, "10001", "NY", "NY", 100, 10), (2, "10001", "NYC", "NY", 200, 20), (3, "90210", "LA", "CA", 100, 5),
+       (5, "60601", "CH", "IL", 50, 50), (6, "90210", "SF", "CA", 400, 1), (7, "60601", "Chicago", "IL", 500, 1),
+       (8, "60602", "CH", "IL", 100, 9)]
+RULES = {"zip_city": "zip -> city",
+         "pay": "not(t1.state = t2.state and t1.salary > t2.salary and t1.rate < t2.rate)"}
+GOLDEN = {"new": {("pay", 3, 6), ("zip_city", 1, 2), ("zip_city", 3, 6)},
+          "resolved": {("pay", 3, 4)},
+          "persisting": {("pay", 5, 7), ("pay", 5, 8), ("pay", 7, 8), ("zip_city", 5, 7)}}
+
+
+def _lists(result) -> dict[str, set]:
+    return {w: {tuple(r) for r in result.violations(w).collect()} for w in ("new", "resolved", "persisting")}
+
+
+def _rules():
+    from dqkit.rules import as_rules
+
+    return as_rules(RULES)
+
+
+@pytest.mark.parametrize("max_change", [1.0, 0.0], ids=["changed-rows-only", "cost-rule-full"])
+def test_since_lists_new_resolved_and_persisting_violations_of_a_hand_made_pair(spark, max_change):
+    from dqkit.detect.since import detect_since
+
+    old, new = spark.createDataFrame(OLD, COLS), spark.createDataFrame(NEW, COLS)
+    res = detect_since(new, old, _rules(), key="id", spark=spark, max_change=max_change)
+    assert _lists(res) == GOLDEN
+    d = res.to_dict()
+    assert (d["new"], d["resolved"], d["persisting"]) == (3, 1, 4)
+    assert d["rules"]["pay"]["new"] == 1 and d["rules"]["zip_city"]["persisting"] == 1
+    assert d["changes"] == {"inserted": 1, "deleted": 1, "updated": 1}
+    assert d["full_detection"] is (max_change == 0.0)
+    assert res.exit_code == 1 and "3 new" in res.verdict.summary
+    titles = [getattr(b, "title", "") for b in res.sections()]
+    assert {"Since the last run", "New violations", "Resolved violations", "Persisting violations"} <= set(titles)
+    res.unpersist()
+
+
+def test_since_reuses_a_saved_detection_and_its_own_output_serves_the_next_night(spark, tmp_path):
+    from dqkit.detect import detect
+    from dqkit.detect.since import detect_since
+
+    old, new = spark.createDataFrame(OLD, COLS), spark.createDataFrame(NEW, COLS)
+    saved = tmp_path / "old_run"
+    detect(old, _rules(), key="id", spark=spark).save(saved)
+    manifest = json.loads((saved / MANIFEST).read_text())
+    assert manifest["key"] == "id" and manifest["fingerprints"] == "row_fingerprints"
+    res = detect_since(new, str(saved), _rules(), key="id", spark=spark, max_change=1.0)
+    assert _lists(res) == GOLDEN and res.reused
+    night2 = tmp_path / "new_run"
+    res.save(night2)
+    for name in ("new", "resolved", "persisting", "violations", MANIFEST):
+        assert (night2 / name).exists()
+    again = detect_since(new, str(night2), _rules(), key="id", spark=spark)  # nothing changed since
+    assert _lists(again) == {"new": set(), "resolved": set(), "persisting": GOLDEN["new"] | GOLDEN["persisting"]}
+
+
+# ------------------------------------------------------------------ refusals, before any Spark
+def _files(tmp_path):
+    (tmp_path / "new.csv").write_text("id,zip,city\n1,1,a\n")
+    (tmp_path / "old.csv").write_text("id,zip,city\n1,1,a\n")
+    (tmp_path / "r.yaml").write_text('rules:\n  - name: f\n    rule: "zip -> city"\n')
+    return tmp_path
+
+
+def test_since_without_a_key_is_refused_before_spark(tmp_path):
+    d = _files(tmp_path)
+    with pytest.raises(ParameterError, match="--since needs --key"):
+        DETECT.prepare(table=str(d / "new.csv"), rules=[str(d / "r.yaml")], since=str(d / "old.csv"))
+
+
+def test_since_refuses_a_saved_result_made_with_other_rules_or_another_key(tmp_path):
+    from dqkit.rules import as_rules
+
+    d = _files(tmp_path)
+    saved = d / "saved"
+    saved.mkdir()
+    other = make_manifest(as_rules({"f": "zip -> id"}), "id", "old.csv", "violations", {})
+    (saved / MANIFEST).write_text(json.dumps(other))
+    args = dict(table=str(d / "new.csv"), rules=[str(d / "r.yaml")], since=str(saved))
+    with pytest.raises(ParameterError, match="other rules"):
+        DETECT.prepare(key="id", **args)
+    same = make_manifest(as_rules({"f": "zip -> city"}), "zip", "old.csv", "violations", {})
+    (saved / MANIFEST).write_text(json.dumps(same))
+    with pytest.raises(ParameterError, match="key 'zip', not 'id'"):
+        DETECT.prepare(key="id", **args)
+    counted = make_manifest(as_rules({"f": "zip -> city"}), "id", "old.csv", "count", {})
+    (saved / MANIFEST).write_text(json.dumps(counted))
+    with pytest.raises(ParameterError, match="does not hold every violation"):
+        DETECT.prepare(key="id", **args)
+
+
+# ------------------------------------------------------------------ property: equals two detections diffed
+import operator  # noqa: E402
+import os  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_OPS = {"=": operator.eq, "<": operator.lt, ">": operator.gt}
+# (rule text, python oracle over rows {id,a,b,c,x}); x is read by no rule
+POOL = {
+    "fd": ("a -> b", None),
+    "fd2": ("a, c -> b", None),
+    "eq": ("not(t1.a = t2.a and t1.c > t2.c and t1.b < t2.b)", [("a", "=", "a"), ("c", ">", "c"), ("b", "<", "b")]),
+    "cross": ("not(t1.a = t2.c and t1.b > t2.b)", [("a", "=", "c"), ("b", ">", "b")]),
+    "noeq": ("not(t1.b > t2.b and t1.c < t2.c)", [("b", ">", "b"), ("c", "<", "c")]),
+    "one": ("not(t1.c > 2)", None),
+}
+
+
+def _oracle(name: str, rows: list[dict]) -> set:
+    """A full detection by brute force: every pair (or row) checked, identities (rule, k1, k2)."""
+    out = set()
+    if name == "one":
+        return {(name, r["id"], None) for r in rows if r["c"] > 2}
+    for x in rows:
+        for y in rows:
+            if x["id"] == y["id"]:
+                continue
+            if name.startswith("fd"):
+                lhs = ["a"] if name == "fd" else ["a", "c"]
+                bad = all(x[c] == y[c] for c in lhs) and x["b"] != y["b"]
+            else:
+                bad = all(_OPS[op](x[l], y[r]) for l, op, r in POOL[name][1])
+            if bad:
+                out.add((name, min(x["id"], y["id"]), max(x["id"], y["id"])))
+    return out
+
+
+_row = st.fixed_dictionaries({"a": st.integers(0, 2), "b": st.integers(0, 2), "c": st.integers(0, 3),
+                              "x": st.integers(0, 1)})
+
+
+@st.composite
+def _versions(draw):
+    old = [dict(r, id=i) for i, r in enumerate(draw(st.lists(_row, min_size=0, max_size=7)))]
+    new = []
+    for r in old:
+        edit = draw(st.sampled_from(["keep", "keep", "delete", "a", "b", "c", "x"]))
+        if edit == "delete":
+            continue
+        new.append(r if edit == "keep" else dict(r, **{edit: draw(_row)[edit]}))
+    new += [dict(r, id=100 + i) for i, r in enumerate(draw(st.lists(_row, max_size=3)))]
+    rules = draw(st.lists(st.sampled_from(sorted(POOL)), min_size=1, max_size=3, unique=True))
+    return old, new, rules
+
+
+# Each example is a few dozen small Spark jobs (about 10 s on a quiet 2-core machine), so make test runs 10;
+# DQKIT_SINCE_EXAMPLES=100 for a deeper search.
+@settings(max_examples=int(os.environ.get("DQKIT_SINCE_EXAMPLES", "10")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(case=_versions())
+def test_since_lists_equal_two_full_detections_diffed(spark, case):
+    from dqkit.detect.since import detect_since
+    from dqkit.rules import as_rules
+
+    old, new, names = case
+    schema = "id long, a long, b long, c long, x long"
+    o = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in old], schema)
+    n = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in new], schema)
+    res = detect_since(n, o, as_rules({k: POOL[k][0] for k in names}), key="id", spark=spark, max_change=1.0)
+    v_old = set().union(*[_oracle(k, old) for k in names])
+    v_new = set().union(*[_oracle(k, new) for k in names])
+    assert _lists(res) == {"new": v_new - v_old, "resolved": v_old - v_new, "persisting": v_new & v_old}
+    assert res.to_dict()["persisting"] == len(v_new & v_old)
+    res.unpersist()
