@@ -17,25 +17,19 @@ Reading a saved change list back (``read_change_list``) and the Spark-free look 
 """
 from __future__ import annotations
 
-import csv
-import json
-import os
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.errors import ParameterError, SourceError
+from dqkit.errors import ParameterError
 from dqkit.repair.hypergraph import violation_id
+from dqkit.review_manifest import CHANGE_LIST_COLUMNS, ChangeListInfo, inspect_change_list
+
 
 __all__ = ["CHANGE_LIST_COLUMNS", "with_violation_ids", "fold_changes", "change_counts", "ChangeListInfo",
            "inspect_change_list", "read_change_list"]
 
-CHANGE_LIST_COLUMNS = ("tid", "attr", "old", "new", "rules", "violation_id", "iteration", "method")
-#: where a repair ``--out FOLDER`` keeps its change list
-FOLDER_FRAME = "changes"
 
 
 def with_violation_ids(delta: DataFrame, fixes: DataFrame) -> DataFrame:
@@ -75,63 +69,6 @@ def change_counts(changes: DataFrame) -> tuple[dict[str, int], dict[str, int]]:
     per_col = {r["attr"]: int(r["n"]) for r in changes.groupBy("attr").count()
                .withColumnRenamed("count", "n").orderBy("attr").collect()}
     return per_rule, per_col
-
-
-@dataclass(frozen=True)
-class ChangeListInfo:
-    """What a saved change list says about itself, read without Spark: where its rows are (``rows``,
-    ``format`` ``parquet`` or ``csv``), the key it was computed with (None when unknown or a content
-    id), whether it was a dry run, and the names of the rules it holds changes of."""
-
-    path: str
-    rows: str
-    format: str
-    key: str | None
-    rules: tuple[str, ...]
-    dry_run: bool = False
-
-
-def inspect_change_list(path: str | os.PathLike) -> ChangeListInfo:
-    """Look at a saved change list without Spark: a ``repair --out FOLDER`` (its ``changes/`` and
-    ``summary.json``) or a ``NAME.changes.csv`` / ``NAME.changes.parquet`` file written beside a
-    repaired table file. Refuses (``SourceError``) what is none of these."""
-    p = Path(os.fspath(path))
-    hint = "give the folder that `dqkit repair --out FOLDER` (or --dry-run) wrote, or its NAME.changes.csv file"
-    if not p.exists():
-        raise SourceError(f"no change list at {p}", hint=hint)
-    if p.is_dir():
-        summary = p / "summary.json"
-        if not summary.is_file() or not (p / FOLDER_FRAME).is_dir():
-            raise SourceError(f"{p} is not a repair's output folder (no summary.json and {FOLDER_FRAME}/)", hint=hint)
-        try:
-            data = json.loads(summary.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SourceError(f"cannot read {summary}: {exc}", hint=hint) from None
-        if "change_list" not in data or "rule_methods" not in data:
-            raise SourceError(f"{summary} is not the summary of a repair with a change list",
-                              hint="rerun `dqkit repair ... --out FOLDER` (or --dry-run) with this dqkit")
-        rules = tuple(sorted(set(data["rule_methods"]) | set(data["change_list"].get("per_rule", {}))))
-        return ChangeListInfo(str(p), str(p / FOLDER_FRAME), "parquet", data.get("key"), rules,
-                              bool(data.get("dry_run", False)))
-    suffix = p.suffix.lower()
-    if suffix == ".csv":
-        with p.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in CHANGE_LIST_COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise SourceError(f"{p} is not a change list: no column(s) {', '.join(missing)}", hint=hint)
-            names = {r for row in reader for r in (row["rules"] or "").split(";") if r}
-        return ChangeListInfo(str(p), str(p), "csv", None, tuple(sorted(names)))
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(p, columns=["rules"])
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is the same refusal
-            raise SourceError(f"{p} is not a change list ({exc})", hint=hint) from None
-        names = {r for rules in table.column("rules").to_pylist() for r in (rules or [])}
-        return ChangeListInfo(str(p), str(p), "parquet", None, tuple(sorted(names)))
-    raise SourceError(f"{p} is not a change list (a folder, .csv or .parquet)", hint=hint)
 
 
 def read_change_list(info: ChangeListInfo, spark: Any) -> DataFrame:
