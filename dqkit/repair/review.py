@@ -90,17 +90,23 @@ def apply_changes(spark: SparkSession | None, dirty: DataFrame, changes: DataFra
 
 def _check_current(dirty: DataFrame, changes: DataFrame, key: str, attrs: list[str]) -> None:
     """Refuse unless every change's row exists and its ``old`` equals the current value (as text)."""
-    current = dirty.select(col(key).cast("string").alias("_dq_k"), F.explode(F.map_from_arrays(
-        F.array(*[F.lit(a) for a in attrs]), F.array(*[col(a).cast("string") for a in attrs]))).alias("_dq_a", "_dq_v"))
-    joined = changes.join(current, (changes["tid"].cast("string") == current["_dq_k"])
-                          & (changes["attr"] == current["_dq_a"]), "left")
-    bad = joined.where(F.col("_dq_k").isNull() | ~F.col("old").eqNullSafe(F.col("_dq_v")))
+    # one join of the changes with the table by key, the current value picked by column: no unpivot
+    current = dirty.select(col(key).cast("string").alias("_dq_k"),
+                           *[col(a).cast("string").alias(f"_dq_c{i}") for i, a in enumerate(attrs)])
+    value = F.lit(None).cast("string")
+    for i, a in reversed(list(enumerate(attrs))):
+        value = F.when(F.col("attr") == F.lit(a), F.col(f"_dq_c{i}")).otherwise(value)
+    joined = changes.join(current, changes["tid"].cast("string") == current["_dq_k"], "left")
+    bad = joined.select("tid", "attr", "old", "_dq_k", F.col("attr").isin(attrs).alias("_dq_known"),
+                        value.alias("_dq_v")).where(
+        F.col("_dq_k").isNull() | ~F.col("_dq_known") | ~F.col("old").eqNullSafe(F.col("_dq_v")))
     rows = bad.orderBy(F.col("tid").cast("string"), "attr").limit(MISMATCHES_SHOWN + 1).collect()
     if not rows:
         return
     n = bad.count()
     shown = [f"{r['tid']}.{r['attr']}: expected {r['old']!r}, found "
-             + ("no such row/column" if r["_dq_k"] is None else repr(r["_dq_v"])) for r in rows[:MISMATCHES_SHOWN]]
+             + ("no such row" if r["_dq_k"] is None else "no such column" if not r["_dq_known"]
+                 else repr(r["_dq_v"])) for r in rows[:MISMATCHES_SHOWN]]
     more = f" (and {n - len(shown)} more)" if n > len(shown) else ""
     raise StaleChangeListError(f"{n} change(s) do not match the table's current values, so none was applied: "
                                + "; ".join(shown) + more,
