@@ -108,10 +108,12 @@ def _check_current(dirty: DataFrame, changes: DataFrame, key: str, attrs: list[s
              + ("no such row" if r["_dq_k"] is None else "no such column" if not r["_dq_known"]
                  else repr(r["_dq_v"])) for r in rows[:MISMATCHES_SHOWN]]
     more = f" (and {n - len(shown)} more)" if n > len(shown) else ""
+    hint = ("the change list was computed on another version of the table: rerun `dqkit repair --dry-run` on "
+            "this one, or pass the table it was computed on")
+    if bad.where(F.col("_dq_k").isNotNull()).limit(1).count() == 0 and n == changes.count():
+        hint = f"no change names a row of the table by {key!r}: pass the --key the repair used"
     raise StaleChangeListError(f"{n} change(s) do not match the table's current values, so none was applied: "
-                               + "; ".join(shown) + more,
-                               hint="the change list was computed on another version of the table: rerun "
-                                    "`dqkit repair --dry-run` on this one, or pass the table it was computed on")
+                               + "; ".join(shown) + more, hint=hint)
 
 
 @dataclass(frozen=True, repr=False)
