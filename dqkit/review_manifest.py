@@ -59,6 +59,10 @@ def inspect_change_list(path: str | os.PathLike) -> ChangeListInfo:
         if "change_list" not in data or "rule_methods" not in data:
             raise SourceError(f"{summary} is not the summary of a repair with a change list",
                               hint="rerun `dqkit repair ... --out FOLDER` (or --dry-run) with this dqkit")
+        if data.get("key") is None:
+            raise ParameterError(f"the change list in {p} was computed without --key: its rows are named by "
+                                 "content ids, which no review can match to the table's rows",
+                                 hint="rerun `dqkit repair ... --key COLUMN --dry-run --out FOLDER`")
         rules = tuple(sorted(set(data["rule_methods"]) | set(data["change_list"].get("per_rule", {}))))
         return ChangeListInfo(str(p), str(p / FOLDER_FRAME), "parquet", data.get("key"), rules,
                               bool(data.get("dry_run", False)))
