@@ -176,3 +176,15 @@ def test_applying_all_changes_of_a_dry_run_gives_the_full_repairs_table(spark, d
     applied, _ = apply_changes(spark, df, dry.change_list, "id")
     full = repair(df, rules, key="id")
     assert sorted(map(tuple, applied.collect())) == sorted(map(tuple, full.repaired.collect()))
+
+
+def test_review_refuses_a_change_list_computed_without_a_key_before_spark(tmp_path):
+    from dqkit.errors import ParameterError
+    from dqkit.systems import get
+
+    folder = tmp_path / "dry"
+    (folder / "changes").mkdir(parents=True)
+    (folder / "summary.json").write_text(json.dumps({"key": None, "rule_methods": {"phiF": "equivalence-class"},
+                                                     "change_list": {"per_rule": {"phiF": 1}}}))
+    with pytest.raises(ParameterError, match="computed without --key"):
+        get("review").prepare({"changes": str(folder), "to": TABLE1, "key": "tid"})
