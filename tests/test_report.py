@@ -215,7 +215,7 @@ def test_the_repair_report_shows_the_changes_and_the_violation_graph_and_saves_a
     assert code == 0, captured.err
     html = (out / "repair_report.html").read_text()
     assert "dqkit repair report" in html and ">REPAIRED<" in html and "no violation remains" in html
-    assert "First changes" in html and "&lt;i&gt;SF&lt;/i&gt; → LA" in html and "<i>SF" not in html
+    assert "Change list" in html and "&lt;i&gt;SF&lt;/i&gt; → LA" in html and "<i>SF" not in html
     assert "Violation graph" in html and html.count("data:image/png;base64,") >= 2 and "-p key tid" in html
     assert "<script" not in html.lower() and 'src="http' not in html
     assert sorted(p.name for p in tmp_path.iterdir()) == ["repair", "repaired.changes.csv", "repaired.csv",

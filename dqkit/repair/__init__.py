@@ -44,6 +44,7 @@ from pyspark.sql import types as T
 from dqkit.errors import ParameterError
 from dqkit.progress import ProgressCallback
 from dqkit.repair._result import RepairResult
+from dqkit.repair.changelist import with_violation_ids
 from dqkit.repair.blackbox import COMPONENT_COLUMNS, ComponentRepair, repair_components
 from dqkit.repair.equivalence import apply_changes, equivalence_class_repair
 from dqkit.repair.holistic import holistic_component_repair, value_kind
@@ -82,7 +83,7 @@ def rule_methods(rules: Any, method: str = "auto") -> dict[str, str]:
 def repair(table: Any, rules: Any, *, key: str | None = None,
            method: str | ComponentRepair = "auto", max_iterations: int = 10,
            freeze_after: int = 3, spark: SparkSession | None = None, name: str | None = None,
-           progress: ProgressCallback | None = None) -> RepairResult:
+           progress: ProgressCallback | None = None, dry_run: bool = False) -> RepairResult:
     """Repair ``table`` against ``rules``: detect -> repair rounds until no violation with a fix remains.
 
     ``table``/``rules``/``key`` as in ``dqkit.detect.detect``. The key must be unique and non-NULL: it
@@ -95,6 +96,9 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     times is never changed again. ``progress(stage, item, done, total)`` is called with stage
     ``"repair"`` after each round. Returns a ``RepairResult`` whose ``repaired`` DataFrame has the
     input's rows (in the input's order), columns and types; ``exit_code`` is 0 when no violation remains.
+    ``change_list`` holds one row per changed cell (``dqkit.repair.changelist``). ``dry_run``: the
+    result is computed alike, but saving it writes only the change list (review it, then
+    ``dqkit.repair.review.apply_changes``).
     """
     from dqkit.detect import detect
 
@@ -165,7 +169,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                 eq = fixes.where(F.col("rule").isin(ec_rules) & (F.col("op") == "=")
                                  & F.col("rhs_tid").isNotNull()).transform(checkpoint)
                 delta, stats = equivalence_class_repair(eq, key=tid, frozen=frozen)
-                delta = delta.transform(checkpoint)
+                delta = delta.withColumn("method", F.lit("equivalence-class")).transform(checkpoint)
                 entry.update(stats)
                 parts.append(delta)
             if cc_rules and fn is not None:
@@ -174,7 +178,8 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                     mine = parts[0].select("tid", "attr")
                     held = mine if held is None else held.unionByName(mine)
                 hg = violation_hypergraph(det, rules=cc_rules)
-                delta_cc = repair_components(hg, fn, frozen=held).transform(checkpoint)
+                delta_cc = (repair_components(hg, fn, frozen=held)
+                            .withColumn("method", F.lit("black-box" if blackbox else "holistic")).transform(checkpoint))
                 sizes = hg.component_sizes().agg(F.count(F.lit(1)).alias("n"), F.max("cells").alias("m")).collect()[0]
                 entry.update(components=int(sizes["n"] or 0), largest_component=int(sizes["m"] or 0))
                 parts.append(delta_cc.select(*parts[0].columns) if parts else delta_cc)
@@ -185,7 +190,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                 stop = "no violation left has a fix this method can apply"
                 break
             iterations += 1
-            changes.append(delta.withColumn("iteration", F.lit(iterations)))
+            changes.append(with_violation_ids(delta, fixes).withColumn("iteration", F.lit(iterations)))
             step = delta.groupBy("tid", "attr").agg(F.count(F.lit(1)).alias("n"))
             counts = step if counts is None else (counts.unionByName(step).groupBy("tid", "attr")
                                                   .agg(F.sum("n").alias("n"))).transform(checkpoint)
@@ -205,7 +210,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                         max_iterations=max_iterations,
                         freeze_after=freeze_after, stop_reason=stop,
                         input_paths=(table,) if isinstance(table, str) else (), first_fixes=first_fixes,
-                        rule_methods=routes, first_detection=first_detection)
+                        rule_methods=routes, first_detection=first_detection, dry_run=dry_run)
 
 
 def _with_row_ids(df: DataFrame, table: Any, key: str | None) -> DataFrame:
@@ -234,7 +239,8 @@ def _union_changes(spark: SparkSession, changes: list[DataFrame], tid_type: T.Da
     schema = T.StructType([T.StructField("tid", tid_type), T.StructField("attr", T.StringType()),
                            T.StructField("old", T.StringType()), T.StructField("new", T.StringType()),
                            T.StructField("rules", T.ArrayType(T.StringType())),
-                           T.StructField("iteration", T.IntegerType())])
+                           T.StructField("violation_id", T.StringType()),
+                           T.StructField("iteration", T.IntegerType()), T.StructField("method", T.StringType())])
     out = spark.createDataFrame([], schema)
     for c in changes:
         out = out.unionByName(c.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields]))

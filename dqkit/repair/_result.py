@@ -11,6 +11,9 @@ from pyspark.sql import functions as F
 
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 
+#: change-list rows the JSON (``to_dict``, ``summary.json``) holds; the rest are counted as hidden
+CHANGE_ROWS_IN_JSON = 100
+
 
 @dataclass(frozen=True, repr=False)
 class RepairResult(Result):
@@ -19,7 +22,9 @@ class RepairResult(Result):
     repair round (``iteration``, ``violations`` found at its start, ``changed`` cells, ``classes``,
     ``largest_class``; a last round that changed nothing is listed with ``changed`` 0 and not counted
     in ``iterations``); ``detections`` the violations per rule of the input and after each round;
-    ``final`` is the last ``DetectionResult`` (what remains).
+    ``final`` is the last ``DetectionResult`` (what remains). ``changes`` is the log of the rounds (a
+    cell changed twice is two rows); ``change_list`` folds it to one row per changed cell
+    (``dqkit.repair.changelist``), which is what is saved as ``changes``.
     Rendering and saving come from ``dqkit.result.Result``.
     """
 
@@ -42,6 +47,7 @@ class RepairResult(Result):
     first_fixes: DataFrame | None = None  # candidate fixes of the first detection (class-size chart)
     rule_methods: dict[str, str] = field(default_factory=dict)  # rule -> the method that repaired it
     first_detection: Any = None  # DetectionResult on the input (its violation hypergraph)
+    dry_run: bool = False  # saving writes the change list only (no repaired table)
 
     # ----------------------------------------------------------------- summaries
     @property
@@ -53,6 +59,31 @@ class RepairResult(Result):
     def changed_cells(self) -> int:
         """Cell changes made (a cell changed in two rounds counts twice)."""
         return sum(int(h.get("changed", 0)) for h in self.history)
+
+    @functools.cached_property
+    def change_list(self) -> DataFrame:
+        """One row per changed cell: ``tid, attr, old, new, rules, violation_id, iteration, method``
+        (``dqkit.repair.changelist``), materialised once."""
+        from dqkit.repair.changelist import fold_changes
+
+        return fold_changes(self.changes).localCheckpoint()
+
+    @functools.cached_property
+    def change_counts(self) -> dict[str, Any]:
+        """``cells`` in the change list, and changed cells ``per_rule`` and ``per_column``."""
+        from dqkit.repair.changelist import change_counts
+
+        per_rule, per_column = change_counts(self.change_list)
+        return {"cells": sum(per_column.values()), "per_rule": per_rule, "per_column": per_column}
+
+    def change_list_sample(self, n: int = 10) -> pd.DataFrame:
+        """The first ``n`` rows of the change list (by tid, attr) as people read them: ``tid, column,
+        change (old → new), rules, violation, iteration, method``."""
+        rows = self.change_list.orderBy("tid", "attr").limit(n).collect() if n > 0 else []
+        return pd.DataFrame([{"tid": r["tid"], "column": r["attr"], "change": f"{r['old']} → {r['new']}",
+                              "rules": ", ".join(r["rules"] or []), "violation": r["violation_id"],
+                              "iteration": r["iteration"], "method": r["method"]} for r in rows],
+                            columns=["tid", "column", "change", "rules", "violation", "iteration", "method"])
 
     def per_iteration(self) -> pd.DataFrame:
         """One row per round: iteration, violations found at its start, cells changed, equivalence
@@ -93,13 +124,14 @@ class RepairResult(Result):
 
     # ----------------------------------------------------------------- the result contract
     def verdict_block(self) -> Verdict:
+        dry = " (dry run: only the change list is written)" if self.dry_run else ""
         if self.remaining == 0:
             return Verdict(True, "REPAIRED", f"{self.changed_cells} cell change(s) in {self.iterations} "
-                                             f"iteration(s); no violation remains in {self.table}")
+                                             f"iteration(s); no violation remains in {self.table}{dry}")
         broken = [f"{s.name} {s.violations}" for s in self.final.summaries if s.violations]
         return Verdict(False, "VIOLATIONS REMAIN", f"{self.remaining} violation(s) remain after "
                                                    f"{self.iterations} iteration(s) ({self.stop_reason}): "
-                                                   + ", ".join(broken))
+                                                   + ", ".join(broken) + dry)
 
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
@@ -110,7 +142,14 @@ class RepairResult(Result):
                 "max_iterations": self.max_iterations, "freeze_after": self.freeze_after,
                 "history": [dict(h) for h in self.history],
                 "violations_per_rule": [dict(d) for d in self.detections],
-                "remaining_per_rule": {s.name: s.violations for s in self.final.summaries}}
+                "remaining_per_rule": {s.name: s.violations for s in self.final.summaries},
+                "dry_run": self.dry_run, "change_list": self._change_list_dict()}
+
+    def _change_list_dict(self, cap: int = CHANGE_ROWS_IN_JSON) -> dict[str, Any]:
+        counts = self.change_counts
+        rows = [{k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in r.asDict().items()}
+                for r in self.change_list.orderBy("tid", "attr").limit(cap).collect()]
+        return {**counts, "rows": rows, "hidden_rows": max(0, counts["cells"] - len(rows))}
 
     def change_sample(self, n: int = 10) -> pd.DataFrame:
         """The first ``n`` changes (by iteration, tid, attr) as ``tid, attr, change, rules, iteration``."""
@@ -126,6 +165,7 @@ class RepairResult(Result):
                                                          "rules": len(self.final.summaries),
                                                          "iterations": self.iterations,
                                                          "cells changed": self.changed_cells,
+                                                         "change list rows": self.change_counts["cells"],
                                                          "violations remaining": self.remaining,
                                                          "stopped because": self.stop_reason}),
                              Table("Per iteration", self.per_iteration(),
@@ -134,9 +174,13 @@ class RepairResult(Result):
                              Table("Violations per rule", self.per_rule())]
         if len(self.detections) > 1:
             blocks.append(Chart("Violations per iteration", "violations_per_iteration", self.plot_iterations))
-        if sample_rows and self.changed_cells:
-            blocks.append(Table("First changes", self.change_sample(sample_rows),
-                                note=f"at most {sample_rows}; old → new as text"))
+        cells = self.change_counts["cells"]
+        if sample_rows and cells:
+            shown = min(sample_rows, cells)
+            hidden = f"; {cells - shown} more row(s) not shown" if cells > shown else ""
+            blocks.append(Table("Change list", self.change_list_sample(sample_rows),
+                                note=f"one row per changed cell, old → new as text; {shown} of {cells}{hidden}"
+                                     + ("; dry run: the repaired table is not written" if self.dry_run else "")))
         if sample_rows and self.remaining:
             blocks.append(Table("Violations without a fix", pd.DataFrame(self.unfixable(sample_rows),
                                                                          columns=["rule", "t1", "t2"]),
@@ -149,10 +193,10 @@ class RepairResult(Result):
         """Persist the repair atomically; return where it went.
 
         A target ending in ``.csv`` or ``.parquet`` receives the repaired table itself, as one file with
-        the input's columns and rows in the input's order, and the changes go beside it as
+        the input's columns and rows in the input's order, and the change list goes beside it as
         ``NAME.changes.csv`` / ``NAME.changes.parquet`` (rules joined by ``;`` in CSV). Any other target
         is a folder or ``catalog:DB`` as for every result (``repaired/``, ``changes/``, ``summary.json``,
-        ``report.html``).
+        ``report.html``). A dry run writes everything but the repaired table.
         """
         import os
         from pathlib import Path
@@ -163,16 +207,18 @@ class RepairResult(Result):
         suffix = Path(text).suffix.lower()
         if suffix not in TABLE_FILE_SUFFIXES:
             return super().save(target, overwrite, **options)
-        changes = self.changes.orderBy("iteration", "tid", "attr")
+        changes = self.change_list.orderBy("tid", "attr")
         if suffix == ".csv":
             changes = changes.withColumn("rules", F.concat_ws(";", "rules"))
         beside = str(Path(text).with_name(Path(text).stem + ".changes" + suffix))
-        save_table_files({text: self.repaired, beside: changes}, self.inputs(), overwrite)
-        return text
+        files = {beside: changes} if self.dry_run else {text: self.repaired, beside: changes}
+        save_table_files(files, self.inputs(), overwrite)
+        return beside if self.dry_run else text
 
     def frames(self, **_: Any) -> dict[str, DataFrame]:
-        """``repaired`` and ``changes``."""
-        return {"repaired": self.repaired, "changes": self.changes}
+        """``repaired`` (not for a dry run) and ``changes``, the change list."""
+        changes = self.change_list.orderBy("tid", "attr")
+        return {"changes": changes} if self.dry_run else {"repaired": self.repaired, "changes": changes}
 
     def inputs(self) -> list[Any]:
         return list(self.input_paths)

@@ -23,6 +23,8 @@ class RepairParams(RulesParams):
     freeze_after: int = param(3, help="a cell changed K times is never changed again", low=1, metavar="K")
     sample_rows: int = param(10, help="changes and remaining violations shown (text, html, report)", low=0,
                              metavar="N")
+    dry_run: bool = param(False, help="compute the repair but write only the change list (one row per changed "
+                                      "cell), to review and apply with `dqkit review`")
 
     def validate(self) -> None:
         """The table, rule files, rules and key are checked without Spark."""
@@ -35,7 +37,7 @@ def run(params: RepairParams, *, spark: Any = None, progress: Any = None, cancel
 
     return repair(params.table, params.load_rules(), key=params.key, method=params.method,
                   max_iterations=params.max_iterations, freeze_after=params.freeze_after,
-                  name=str(params.table), spark=spark, progress=progress)
+                  name=str(params.table), spark=spark, progress=progress, dry_run=params.dry_run)
 
 
 REPAIR = System(
@@ -48,8 +50,8 @@ REPAIR = System(
     template="repair_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Changes", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no violation remains", 1: "violations without a fix remain", 2: "error"},
-    output="the repaired table: NAME.csv or NAME.parquet (changes beside it as NAME.changes.csv/.parquet), "
-           "or a folder (repaired/, changes/, summary, report)",
+    output="the repaired table: NAME.csv or NAME.parquet (the change list beside it as NAME.changes.csv/.parquet), "
+           "or a folder (repaired/, changes/ the change list, summary, report); --dry-run writes no repaired table",
     example={"table": "data/bigdansing_table1.csv", "rules": ["data/bigdansing_table1_rules.yaml"], "key": "tid"},
     progress_unit="iterations",
 )
