@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.sparkutil import checkpoint
 
 #: change-list rows the JSON (``to_dict``, ``summary.json``) holds; the rest are counted as hidden
 CHANGE_ROWS_IN_JSON = 100
@@ -66,7 +67,7 @@ class RepairResult(Result):
         (``dqkit.repair.changelist``), materialised once."""
         from dqkit.repair.changelist import fold_changes
 
-        return fold_changes(self.changes).localCheckpoint()
+        return fold_changes(self.changes).transform(checkpoint)
 
     @functools.cached_property
     def change_counts(self) -> dict[str, Any]:

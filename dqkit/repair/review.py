@@ -29,7 +29,7 @@ from dqkit.result import TABLE_FILE_SUFFIXES, Facts, Result, Table, Verdict, sav
 from dqkit.review_manifest import accepted_rules, check_review_key, inspect_change_list
 from dqkit.session import get_spark
 from dqkit.sources import read_table
-from dqkit.sparkutil import col
+from dqkit.sparkutil import checkpoint, col
 
 __all__ = ["StaleChangeListError", "apply_changes", "accepted_rules", "review", "ReviewResult", "MISMATCHES_SHOWN"]
 
@@ -80,9 +80,9 @@ def apply_changes(spark: SparkSession | None, dirty: DataFrame, changes: DataFra
                                  hint=f"columns: {', '.join(dirty.columns)}")
     check_key(dirty, key, table="the table", command="review")
     attrs = [a for a in dirty.columns if a != key]
-    changes = changes.select(*CHANGE_LIST_COLUMNS).localCheckpoint()
+    changes = changes.select(*CHANGE_LIST_COLUMNS).transform(checkpoint)
     _check_current(dirty, changes, key, attrs)
-    taken = _accepted(changes, accept).localCheckpoint()
+    taken = _accepted(changes, accept).transform(checkpoint)
     types = {f.name: f.dataType for f in dirty.schema.fields}
     by_key = taken.withColumn("tid", F.col("tid").cast(types[key]))
     return _apply_by_tid(dirty, key, by_key, attrs, types), taken
