@@ -50,7 +50,7 @@ from dqkit.render import atomic_folder
 from dqkit.rules import FunctionalDependency, as_rules, validate_rules
 from dqkit.session import get_spark
 from dqkit.sources import read_table
-from dqkit.sparkutil import cancellable, col
+from dqkit.sparkutil import cancellable, checkpoint, col
 from dqkit.violations import tuple_ids
 
 ProgressFn = Callable[[str, str, int, int], None]
@@ -105,7 +105,7 @@ class Daisy(CleaningOperators):
             check_key(df, key, table=label, command="query",
                       without=f"leave --key {name}=... out so dqkit names rows by a content id")
         cols = list(df.columns)
-        base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).localCheckpoint(eager=True)
+        base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).transform(checkpoint)
         delta = self.spark.createDataFrame([], T.StructType([T.StructField(TID, T.StringType()),
                                                               T.StructField(CHECKED, T.ArrayType(T.StringType()))]))
         self.tables[name] = DaisyTable(name, source, key, base, types, cols, delta)
@@ -357,7 +357,7 @@ class Daisy(CleaningOperators):
                     prob = prob.withColumn(c, F.lit(None).cast(t.delta.schema[c].dataType))
             t.set_delta(prob.select(*t.delta.columns))
             for rn in m.get("pairs", []):
-                t.pairs[rn] = self.spark.read.parquet((p / "pairs" / name / rn).as_posix()).localCheckpoint(eager=True)
+                t.pairs[rn] = self.spark.read.parquet((p / "pairs" / name / rn).as_posix()).transform(checkpoint)
             if m.get("cost") and sorted(m["rules"]) == sorted(t.rule_names):
                 t.cost = CostModel.from_dict(m["cost"])
                 t.fully_checked = bool(m.get("fully_checked"))

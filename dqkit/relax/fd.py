@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from dqkit.relax.model import CAND_TYPE, TID, WORLD_RHS, world_of_lhs
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import col
+from dqkit.sparkutil import checkpoint, col
 from dqkit.violations import not_null
 
 C = "_dq_c"
@@ -68,11 +68,11 @@ def compute_stats(rule: FunctionalDependency, base: DataFrame, types: dict[str, 
     """Group statistics of ``rule`` (one aggregation job for the summary numbers)."""
     lhs, rhs = list(rule.lhs), rule.rhs[0]
     nn = base.where(not_null(lhs + [rhs], types))
-    pairs = nn.groupBy(*[col(c) for c in lhs], col(rhs)).agg(F.count(F.lit(1)).alias(C)).localCheckpoint(eager=True)
+    pairs = nn.groupBy(*[col(c) for c in lhs], col(rhs)).agg(F.count(F.lit(1)).alias(C)).transform(checkpoint)
     groups = pairs.groupBy(*[col(c) for c in lhs]).agg(F.sum(C).alias("_dq_n"), F.count(F.lit(1)).alias("_dq_nd"))
     dirty_groups = groups.where(F.col("_dq_nd") > 1)
     dirty = (base.select(TID, *[col(c) for c in lhs], col(rhs)).where(not_null(lhs + [rhs], types))
-             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi")).localCheckpoint(eager=True)
+             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi")).transform(checkpoint)
     row = dirty_groups.agg(F.count(F.lit(1)).alias("g"), F.sum("_dq_n").alias("t"),
                            F.avg("_dq_nd").alias("p")).collect()[0]
     return FDStats(rule, pairs, dirty, int(row["t"] or 0), int(row["g"] or 0), float(row["p"] or 0.0))
@@ -106,7 +106,7 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
             found = found.join(F.broadcast(ky), on=[rhs], how="left")
             hit = hit | F.col("_dq_fy").isNotNull()
         found = found.where(hit).select(TID, *[col(c) for c in lhs], col(rhs))
-        extra = found.join(F.broadcast(relaxed), TID, "left_anti").localCheckpoint(eager=True)
+        extra = found.join(F.broadcast(relaxed), TID, "left_anti").transform(checkpoint)
         rows = extra.select(TID).orderBy(TID).limit(sample + 1).collect()
         added = extra.count() if len(rows) > sample else len(rows)  # a second job only past the sample
         trace.append({"rule": stats.rule.name, "iteration": it, "added": added,
@@ -226,10 +226,10 @@ def group_candidates(stats: FDStats) -> dict[str, DataFrame]:
     A tuple's cells are then lookups of its lhs and rhs values, as the table-wide counts make them."""
     if "groups" not in stats.extra:
         lhs, rhs, world_b = stats.lhs, stats.rhs, world_of_lhs(stats.lhs)
-        out = {rhs: _dist_array(stats.pairs, lhs, rhs, WORLD_RHS, "_dq_arr").localCheckpoint(eager=True)}
+        out = {rhs: _dist_array(stats.pairs, lhs, rhs, WORLD_RHS, "_dq_arr").transform(checkpoint)}
         for a in lhs:
             counts = stats.pairs.groupBy(col(rhs), col(a)).agg(F.sum(C).alias(C))
-            out[a] = _dist_array(counts, [rhs], a, world_b, "_dq_arr").localCheckpoint(eager=True)
+            out[a] = _dist_array(counts, [rhs], a, world_b, "_dq_arr").transform(checkpoint)
         stats.extra["groups"] = out
     return stats.extra["groups"]
 
