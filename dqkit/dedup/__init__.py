@@ -6,7 +6,7 @@ unsupervised Fellegi–Sunter match scores, clusters and golden records.
 1. **Block** (``_blocking``): the candidate pairs of every blocking rule, each unordered pair once,
    with block-size statistics first and oversized blocks purged (or refused) with a warning;
 2. **Compare** (``_compare``): one level per comparison and pair (exact / close / else / NULL), with
-   Spark built-ins and rapidfuzz in pandas UDFs; the levels are kept once (``localCheckpoint``);
+   Spark built-ins and rapidfuzz in pandas UDFs; the levels are kept once (``dqkit.sparkutil.checkpoint``);
 3. **Estimate** (``_em``): u from all pairs of a seeded sample of records, m by EM per blocking
    rule with u fixed, λ by EM, then u again without the sample's likely matches and m, λ refitted,
    all on aggregated level-pattern counts (the driver never holds pairs);

@@ -22,7 +22,7 @@ from dqkit.relax.model import TID, WORLD_RHS, cand_col, cell_worlds, format_worl
 from dqkit.relax.plan import explain_text
 from dqkit.relax.sql import ColRef, Query
 from dqkit.result import Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import col
+from dqkit.sparkutil import checkpoint, col
 
 SEP = " ‖ "
 
@@ -267,8 +267,8 @@ class QueryResult(Result):
     def materialize(self) -> QueryResult:
         """Hold the answer and the dirty answer in Spark's memory, cut from the tables they were read
         from, so this result stays readable once those files are replaced (a saved ``--state``)."""
-        self.answer = self.answer.localCheckpoint(eager=True)
-        self.dirty = self.dirty.localCheckpoint(eager=True)
+        self.answer = self.answer.transform(checkpoint)
+        self.dirty = self.dirty.transform(checkpoint)
         self.counts()
         return self
 
