@@ -4,6 +4,7 @@ the progress callback (block and compare, estimate, cluster), then ``--repeat`` 
 session (the first pays for the JVM's warm-up). Not part of ``make test``.
 
     .venv/bin/python benchmarks/bench_dedup_stages.py --entities 100000 --repeat 1
+    PYTHONPATH=/path/to/main .venv/bin/python benchmarks/bench_dedup_stages.py   # another tree's dqkit
 """
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+# appended, not prepended: ``PYTHONPATH=/other/tree`` measures another dqkit (the driver and Spark's
+# Python workers both import it from there), e.g. main against a branch in turn
+sys.path.append(str(ROOT))
+sys.path.append(str(ROOT / "benchmarks"))
 
 from dedup import SPEED_BLOCKING, dqkit_config, people_data  # noqa: E402
 
@@ -38,7 +41,9 @@ def main() -> None:
         res = dedup(path.as_posix(), "rec_id", cfg, progress=lambda s, *_: marks.append((s, time.perf_counter())))
         total = marks[-1][1] - marks[0][1]
         parts = ", ".join(f"{s} {t - marks[i][1]:.1f}" for i, (s, t) in enumerate(marks[1:]))
-        print(f"run {run}: {a.entities} entities, {res.n_pairs:,} comparisons, {total:.1f} s "
+        import dqkit
+
+        print(f"[{Path(dqkit.__file__).parent.parent}] run {run}: {a.entities} entities, {res.n_pairs:,} comparisons, {total:.1f} s "
               f"({res.n_pairs / total:,.0f} cmp/s): {parts}; load {load}", flush=True)
         res.levelled.unpersist()
 
