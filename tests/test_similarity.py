@@ -103,3 +103,20 @@ def test_jaro_winkler_and_token_set_give_a_null_side_zero_and_read_arrow_and_pan
     arrow = [None if isinstance(x, float) else x for x in a]
     assert jaro_winkler(pa.array(arrow), pa.array(b)).tolist() == jw.tolist()
     assert jaro_winkler(pd.Series(a, index=[9, 8, 7, 6, 5]), pd.Series(b)).tolist() == jw.tolist()
+
+
+def test_dedup_levels_from_python_are_null_exact_close_else_whatever_the_input_kind():
+    import pandas as pd
+    import pyarrow as pa
+
+    from dqkit.dedup._compare import python_levels
+
+    a = ["martha", None, "dixon", "dwayne", "abc", ""]
+    b = ["marhta", "x", "dixon", "duane", "xyz", ""]
+    # thresholds 0.92, 0.80: martha/marhta 0.961 -> 2, dwayne/duane 0.84 -> 1, abc/xyz 0 -> 0,
+    # equal (also two empty strings) -> 3, a NULL side -> -1
+    want = [2, -1, 3, 1, 0, 3]
+    assert python_levels("jaro_winkler", (0.92, 0.80), a, b).tolist() == want
+    assert python_levels("jaro_winkler", (0.92, 0.80), pa.array(a), pa.array(b)).tolist() == want
+    assert python_levels("jaro_winkler", (0.92, 0.80), pd.Series(a, index=range(6, 12)), pd.Series(b)).tolist() == want
+    assert python_levels("token_set", (), ["a b", None, "x"], ["b a", "y", "x"]).tolist() == [0, -1, 1]
