@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import dqkit  # first, from PYTHONPATH: benchmarks/dedup.py puts this tree before it
+
 ROOT = Path(__file__).resolve().parents[1]
 # appended, not prepended: ``PYTHONPATH=/other/tree`` measures another dqkit (the driver and Spark's
 # Python workers both import it from there), e.g. main against a branch in turn
@@ -41,8 +43,6 @@ def main() -> None:
         res = dedup(path.as_posix(), "rec_id", cfg, progress=lambda s, *_: marks.append((s, time.perf_counter())))
         total = marks[-1][1] - marks[0][1]
         parts = ", ".join(f"{s} {t - marks[i][1]:.1f}" for i, (s, t) in enumerate(marks[1:]))
-        import dqkit
-
         print(f"[{Path(dqkit.__file__).parent.parent}] run {run}: {a.entities} entities, {res.n_pairs:,} comparisons, {total:.1f} s "
               f"({res.n_pairs / total:,.0f} cmp/s): {parts}; load {load}", flush=True)
         res.levelled.unpersist()
