@@ -4,7 +4,8 @@ the progress callback (block and compare, estimate, cluster), then ``--repeat`` 
 session (the first pays for the JVM's warm-up). Not part of ``make test``.
 
     .venv/bin/python benchmarks/bench_dedup_stages.py --entities 100000 --repeat 1
-    PYTHONPATH=/path/to/main .venv/bin/python benchmarks/bench_dedup_stages.py   # another tree's dqkit
+    cd /tmp && PYTHONPATH=/path/to/main python /path/to/benchmarks/bench_dedup_stages.py   # another tree's dqkit
+(run another tree from a neutral folder: Spark's Python workers put the current folder first)
 """
 from __future__ import annotations
 
