@@ -194,6 +194,16 @@ def test_clusters_are_the_connected_components_named_by_their_smallest_key(spark
     assert got == want
 
 
+def test_clusters_labelled_on_the_driver_match_the_distributed_ones_with_spark_string_order(spark):
+    keys = ["b", "a", "é", "Z", "ä", "zz", "😀", "m"]
+    records = spark.createDataFrame([(k,) for k in keys], "id string")
+    edges = [("b", "é"), ("é", "Z"), ("ä", "zz"), ("zz", "😀"), ("😀", "ä")]
+    edge_df = spark.createDataFrame(edges, "a string, b string")
+    driver = {r["id"]: r["cluster_id"] for r in cluster_records(records, "id", edge_df, n_matches=5).collect()}
+    spread = {r["id"]: r["cluster_id"] for r in cluster_records(records, "id", edge_df).collect()}
+    assert driver == spread == {"b": "Z", "é": "Z", "Z": "Z", "ä": "zz", "zz": "zz", "😀": "zz", "a": "a", "m": "m"}
+
+
 def test_golden_record_takes_the_most_frequent_value_ties_to_the_smallest(spark):
     records = spark.createDataFrame(
         [("1", "ann", "0800", None), ("2", "anne", "0800", None), ("3", "anne", "2000", "x"),

@@ -6,14 +6,15 @@ unsupervised Fellegi–Sunter match scores, clusters and golden records.
 1. **Block** (``_blocking``): the candidate pairs of every blocking rule, each unordered pair once,
    with block-size statistics first and oversized blocks purged (or refused) with a warning;
 2. **Compare** (``_compare``): one level per comparison and pair (exact / close / else / NULL), with
-   Spark built-ins and rapidfuzz in pandas UDFs; the levels are kept once (``dqkit.sparkutil.checkpoint``);
+   Spark built-ins and ``dqkit.similarity`` (rapidfuzz) in pandas UDFs that return the level; the levels are kept once (``dqkit.sparkutil.checkpoint``);
 3. **Estimate** (``_em``): u from all pairs of a seeded sample of records, m by EM per blocking
    rule with u fixed, λ by EM, then u again without the sample's likely matches and m, λ refitted,
    all on aggregated level-pattern counts (the driver never holds pairs);
    known matching pairs (``labels``) set m instead;
 4. **Score**: match weight and probability of each pair, as Spark expressions of the levels;
-5. **Cluster**: connected components (``dqkit.components``, shared with repair) of the pairs with
-   probability >= threshold; the cluster id is the smallest record key; a golden record per cluster.
+5. **Cluster**: connected components of the pairs with probability >= threshold (``_cluster``: up to
+   2M matching pairs labelled on the driver from one Arrow fetch, more by ``dqkit.components``,
+   shared with repair); the cluster id is the smallest record key; a golden record per cluster.
 
 ``link(left, right, key, config)`` (or ``dedup(..., other=right)``) links two tables instead: the
 same steps with pairs only across the tables (record linkage; see ``link`` for what clusters mean).

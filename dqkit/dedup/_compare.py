@@ -2,10 +2,11 @@
 
 Levels follow the Fellegi–Sunter agreement pattern, Splink's convention: ``-1`` NULL (a side is
 missing: no evidence either way), ``0`` else (far), ``1..T`` the close levels (``T`` the closest),
-``T + 1`` exact. Spark built-ins do the work where one exists (equality, ``levenshtein``, Jaccard on
-word arrays, numeric and date differences); Jaro-Winkler and token-set ratios run in pandas UDFs on
-rapidfuzz's vectorised ``process.cpdist`` (one C++ call per Arrow batch, never a Python loop per
-pair). A NULL side gives the NULL level whatever the method, as ``dqkit.similarity`` treats NULLs.
+``T + 1`` exact. Spark built-ins do the work where one exists and is exact (equality, ``levenshtein``,
+Jaccard on word arrays, numeric and date differences); Jaro-Winkler and token-set ratios come from
+``dqkit.similarity`` (rapidfuzz's vectorised ``process.cpdist``: one C++ call per Arrow batch, never
+a Python loop per pair) in one pandas UDF per comparison that returns the level itself, so Python
+sees each pair once per comparison whatever the number of thresholds. A NULL side gives the NULL level whatever the method, as ``dqkit.similarity`` treats NULLs.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dqkit.dedup.config import Comparison
 from dqkit.errors import UnsupportedTypeError
 
 STRING_METHODS = {"levenshtein", "jaro_winkler", "jaccard", "token_set"}
+PYTHON_METHODS = {"jaro_winkler", "token_set"}  # scored by dqkit.similarity (rapidfuzz), not a Spark built-in
 
 
 def value_col(k: int) -> str:
@@ -87,50 +89,62 @@ def prepared(c: Comparison, column: Column, dtype: T.DataType) -> Column:
 
 
 # ------------------------------------------------------------------------ vectorised scorers
-def _cpdist(a: pd.Series, b: pd.Series, scorer: Callable[..., Any], scale: float = 1.0) -> pd.Series:
-    """``scorer`` on each pair (a[i], b[i]) with rapidfuzz's ``process.cpdist``; NaN where a side is NULL."""
-    from rapidfuzz import process
+def _scorer(method: str) -> Callable[[Any, Any], np.ndarray]:
+    from dqkit import similarity as S
 
-    ok = (a.notna() & b.notna()).to_numpy()
-    out = np.full(len(a), np.nan)
-    if ok.any():
-        xs = a[ok].astype(str).tolist()
-        ys = b[ok].astype(str).tolist()
-        out[ok] = process.cpdist(xs, ys, scorer=scorer, dtype=np.float64, workers=1) / scale
-    return pd.Series(out)
+    return {"jaro_winkler": S.jaro_winkler, "token_set": S.token_set}[method]
 
 
-def jaro_winkler_scores(a: pd.Series, b: pd.Series) -> pd.Series:
-    """Jaro-Winkler similarity in [0, 1] of each pair (NaN for a NULL side)."""
-    from rapidfuzz.distance import JaroWinkler
+def python_levels(method: str, thresholds: Sequence[float], a: Any, b: Any) -> np.ndarray:
+    """The gamma of each pair ``(a[i], b[i])`` for a method scored in Python (``dqkit.similarity``,
+    one rapidfuzz call per batch): -1 a NULL side, T+1 equal, T..1 the close levels (similarity >=
+    the thresholds in turn), 0 else. The same levels ``level`` gives for a Spark-scored method."""
+    a = a if hasattr(a, "is_valid") else pd.Series(a).reset_index(drop=True)
+    b = b if hasattr(b, "is_valid") else pd.Series(b).reset_index(drop=True)
+    if hasattr(a, "is_valid"):
+        import pyarrow.compute as pc
 
-    return _cpdist(a, b, JaroWinkler.normalized_similarity)
+        null = (~(pc.and_(a.is_valid(), b.is_valid())).to_numpy(zero_copy_only=False).astype(bool))
+        equal = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False).astype(bool)
+    else:
+        null = (a.isna() | b.isna()).to_numpy(dtype=bool)
+        equal = (a == b).to_numpy(dtype=bool) & ~null
+    t = len(thresholds)
+    out = np.zeros(len(null), dtype=np.int32)
+    todo = ~(null | equal)
+    if t and todo.any():
+        idx = np.flatnonzero(todo)
+        if hasattr(a, "is_valid"):
+            import pyarrow as pa
+
+            take = pa.array(idx)
+            s = _scorer(method)(a.take(take), b.take(take))
+        else:
+            s = _scorer(method)(a.iloc[idx], b.iloc[idx])
+        got = np.zeros(len(idx), dtype=np.int32)
+        for n, th in reversed(list(enumerate(thresholds))):  # the closest level wins
+            got[s >= th] = t - n
+        out[idx] = got
+    out[equal] = t + 1
+    out[null] = -1
+    return out
 
 
-def token_set_scores(a: pd.Series, b: pd.Series) -> pd.Series:
-    """rapidfuzz's token-set ratio / 100 of each pair (NaN for a NULL side)."""
-    from rapidfuzz import fuzz
+def _udf(method: str, thresholds: tuple[float, ...]) -> Any:
+    """A pandas UDF giving the gamma directly (so the plan calls Python once per pair and comparison,
+    whatever the number of thresholds)."""
+    def levels(a: pd.Series, b: pd.Series) -> pd.Series:
+        return pd.Series(python_levels(method, thresholds, a, b))
 
-    return _cpdist(a, b, fuzz.token_set_ratio, 100.0)
-
-
-_UDFS: dict[str, Any] = {}
-
-
-def _udf(name: str) -> Any:
-    if name not in _UDFS:
-        fn = {"jaro_winkler": jaro_winkler_scores, "token_set": token_set_scores}[name]
-        _UDFS[name] = F.pandas_udf(fn, T.DoubleType())  # type: ignore[call-overload]
-    return _UDFS[name]
+    return F.pandas_udf(levels, T.IntegerType())  # type: ignore[call-overload]
 
 
 # ----------------------------------------------------------------------------------- levels
 def similarity(c: Comparison, l: Column, r: Column) -> Column:
-    """The raw score of the method (a distance for levenshtein/numeric/date, a similarity otherwise)."""
+    """The raw score of a Spark-scored method (a distance for levenshtein/numeric/date, a similarity
+    for jaccard); ``PYTHON_METHODS`` are levelled by ``python_levels`` instead."""
     if c.method == "levenshtein":
         return F.levenshtein(l, r)
-    if c.method in ("jaro_winkler", "token_set"):
-        return _udf(c.method)(l, r)
     if c.method == "jaccard":
         la = F.array_distinct(F.split(F.trim(l), r"\s+"))
         ra = F.array_distinct(F.split(F.trim(r), r"\s+"))
@@ -145,6 +159,8 @@ def similarity(c: Comparison, l: Column, r: Column) -> Column:
 
 def level(c: Comparison, l: Column, r: Column) -> Column:
     """The gamma of comparison ``c`` for the pair (l, r): -1 NULL, 0 else, 1..T close, T+1 exact."""
+    if c.method in PYTHON_METHODS:  # the UDF gives the level itself, NULL and exact included
+        return _udf(c.method, tuple(c.thresholds))(l, r)
     t = len(c.thresholds)
     g = F.when(l.isNull() | r.isNull(), F.lit(-1)).when(l == r, F.lit(t + 1))
     if t:

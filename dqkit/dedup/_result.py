@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
+from dqkit.dedup._cluster import cluster_records  # noqa: F401 - re-exported (tests, callers)
 from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
@@ -201,8 +202,8 @@ class DedupResult(Result):
         hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
             self.scored if w < 0 else self.scored.where(F.lit(False)))
         n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
-        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2),
-                                   self.sources).transform(checkpoint, eager=False)
+        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2), self.sources,
+                                   n_matches=int(n_matching)).transform(checkpoint, eager=False)
         sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
                  .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
         return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
@@ -539,31 +540,6 @@ SAVE_FORMATS = ("parquet", "csv")
 def record_label(key: str) -> Column:
     """Linking: a record as ``"<source>:<key>"`` (the key may occur in both tables)."""
     return F.concat_ws(":", F.col(B.SOURCE), col(key).cast("string"))
-
-
-def cluster_records(records: DataFrame, key: str, matches: DataFrame,
-                    sources: tuple[str, str] | None = None) -> DataFrame:
-    """``(key, cluster_id)`` for every record: the connected components (``dqkit.components``, the
-    implementation repair uses) of the ``matches`` edges (two key columns), each named by its smallest
-    key; a record without a match is its own cluster.
-
-    Linking (``sources``; ``records`` has a ``source`` column and the edges are ids ``struct(s, k)``):
-    ``(source, key, cluster_id)``, ``cluster_id`` the smallest record of the component (left table
-    first, then by key) as ``"<source>:<key>"``, unique across both tables."""
-    from dqkit.components import connected_components
-
-    a, b = matches.columns[:2]
-    comps = connected_components(matches.select(col(a).alias("src"), col(b).alias("dst")))
-    if sources is not None:
-        keys = records.select(B.SOURCE, col(key).alias(_K), B.record_id(sources, key).alias("_dq_rid"))
-        c = F.coalesce(F.col("component"), F.col("_dq_rid"))
-        name = F.when(c.getField("s") == 0, F.lit(sources[0])).otherwise(F.lit(sources[1]))
-        return (keys.join(comps, keys["_dq_rid"] == comps["node"], "left")
-                .select(B.SOURCE, F.col(_K).alias(key), F.concat_ws(":", name, c.getField("k").cast("string"))
-                        .alias(CLUSTER)))
-    keys = records.select(col(key).alias(_K))
-    return (keys.join(comps, keys[_K] == comps["node"], "left")
-            .select(F.col(_K).alias(key), F.coalesce(F.col("component"), F.col(_K)).alias(CLUSTER)))
 
 
 def golden_records(records: DataFrame, clusters: DataFrame, key: str,
