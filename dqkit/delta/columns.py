@@ -39,13 +39,20 @@ def _pairing_aggregates() -> list[Column]:
                        F.lit(0)).alias("_dq_ambiguous")]
 
 
-def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+#: Cost rule of the column stage: with at most this many DELETE and INSERT records (known from the
+#: row statistics before the stage runs), both sides are broadcast to the pairing joins, so pairing
+#: costs one small shuffle (the key counts) instead of three; above it, shuffled hash joins.
+BROADCAST_PAIRING_RECORDS = 200_000
+
+
+def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = None) -> DataFrame:
     """The key-paired updates: one row per key with exactly one DELETE (``o``) and one INSERT (``n``).
 
     Pairing is two equi-joins on the key (NULL-safe) restricted to the keys counted once on each
     side, so every aggregate stays fixed-width and a non-unique key can never produce a cross
     product: a key with more than one record on a side is ambiguous and is left unpaired (counted
-    by ``column_statistics``).
+    by ``column_statistics``). ``records`` (DELETE plus INSERT records) picks broadcast joins for a
+    small changed set (``BROADCAST_PAIRING_RECORDS``); the answer is the same either way.
     """
     assert plan.key is not None
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
@@ -65,7 +72,11 @@ def pair_by_key(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
         return out
 
     # hash joins: the sides are about as large as the key list, and sorting wide records costs more
-    o, n = side(DELETE, "o").hint("shuffle_hash"), side(INSERT, "n").hint("shuffle_hash")
+    o, n = side(DELETE, "o"), side(INSERT, "n")
+    if records is not None and records <= BROADCAST_PAIRING_RECORDS:
+        o, n = F.broadcast(o), F.broadcast(n)
+    else:
+        o, n = o.hint("shuffle_hash"), n.hint("shuffle_hash")
     joined = keys.join(o, on(o, "o")).join(n, on(n, "n"))
     return joined.select(*[F.col(_q(k)) for k in plan.key], "o", "n")
 
