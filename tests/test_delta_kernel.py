@@ -1,0 +1,89 @@
+"""Delta's kernel plans: one fingerprint aggregate per run, exact statistics from the rows it keeps,
+and the column stage's cost rule (broadcast pairing for a small changed set) giving the same answer."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dqkit.delta as dq
+import dqkit.delta.columns as columns
+from dqkit.delta import delta
+from dqkit.sparkutil import executed_plan
+
+ROW = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from(["a", "b", ""])))
+
+
+def test_the_fingerprint_aggregate_runs_once_and_its_shuffle_is_read_twice(spark):
+    """The statistics come from a count over the reused shuffle, not a second aggregate over every
+    fingerprint (which ran the costly hash aggregation twice and slowed the row stage 2.0x -> 0.89x)."""
+    old = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c")], "k int, v string")
+    new = spark.createDataFrame([(1, "a"), (2, "x"), (3, "c"), (4, "d")], "k int, v string")
+    plan = dq.plan_tables({"t": old}, {"t": new}, None, [], None, {})[0][0]
+    changed, stats, cache = dq.changed_fingerprints(old, new, plan)
+    try:
+        text = executed_plan(cache)
+        final = text.split("== Initial Plan ==")[0]  # adaptive plans print the final plan, then the initial one
+        assert len(re.findall(r"HashAggregate\(keys=\[_dq_fp_hi", final)) == 1
+        assert "ReusedExchange" in text
+        assert stats["differences"] == 3 and changed.count() == 3
+    finally:
+        cache.unpersist()
+
+
+def test_unchanged_repeated_rows_count_once_in_the_deduplicated_statistics(spark):
+    old = spark.createDataFrame([(1, "a"), (1, "a"), (1, "a"), (2, "b"), (5, "e")], "k int, v string")
+    new = spark.createDataFrame([(1, "a"), (1, "a"), (1, "a"), (2, "c"), (5, "e"), (5, "e")], "k int, v string")
+    s = delta({"t": old}, {"t": new}, stages="dedup,row", spark=spark).tables["t"].row_stats
+    assert (s["rows_old"], s["rows_new"], s["dedup_rows_old"], s["dedup_rows_new"]) == (5, 6, 3, 3)
+    assert (s["deletes"], s["inserts"], s["differences"], s["percent"]) == (2, 2, 4, 66.7)
+
+
+def _answer(res):
+    t = res.tables["t"]
+    return (t.row_stats, t.column_stats, t.pairing,
+            sorted(map(repr, res.col_delta("t").collect())) if t.col_delta is not None else None)
+
+
+def test_a_small_changed_set_is_paired_by_broadcast_joins_with_the_same_answer(spark, monkeypatch):
+    old = spark.createDataFrame([(1, "a"), (1, "b"), (2, "c"), (3, "d")], "k int, v string")
+    new = spark.createDataFrame([(1, "x"), (2, "cc"), (3, "d"), (4, "e")], "k int, v string")
+    plan = dq.plan_tables({"t": old}, {"t": new}, None, [], None, {"t": ("k",)})[0][0]
+    rows = old.selectExpr("*", "1L as row_count", "'DELETE' as validation_status").unionByName(
+        new.selectExpr("*", "1L as row_count", "'INSERT' as validation_status"))
+    small = executed_plan(dq.pair_by_key(rows, plan, records=8))
+    large = executed_plan(dq.pair_by_key(rows, plan, records=10**9))
+    assert "BroadcastHashJoin" in small and "ShuffledHashJoin" not in small
+    assert "ShuffledHashJoin" in large and "BroadcastHashJoin" not in large
+    broadcast = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
+    monkeypatch.setattr(columns, "BROADCAST_PAIRING_RECORDS", -1)
+    shuffled = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
+    assert broadcast == shuffled
+    assert broadcast[2]["paired"] == 1 and broadcast[2]["ambiguous_key_rows"] == 2
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ROW, max_size=10), st.lists(ROW, max_size=10))
+def test_both_pairing_plans_agree_with_each_other_and_a_brute_force_oracle(spark, old_rows, new_rows):
+    schema = "k int, v string"
+    old, new = spark.createDataFrame(old_rows, schema), spark.createDataFrame(new_rows, schema)
+    answers = []
+    for limit in (columns.BROADCAST_PAIRING_RECORDS, -1):
+        saved, columns.BROADCAST_PAIRING_RECORDS = columns.BROADCAST_PAIRING_RECORDS, limit
+        try:
+            answers.append(_answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)))
+        finally:
+            columns.BROADCAST_PAIRING_RECORDS = saved
+    assert answers[0] == answers[1]
+    co, cn = Counter(old_rows), Counter(new_rows)
+    deletes = [r for r in co if co[r] != cn[r]]
+    inserts = [r for r in cn if co[r] != cn[r]]
+    dk, ik = Counter(r[0] for r in deletes), Counter(r[0] for r in inserts)
+    paired = sum(1 for k in dk if dk[k] == 1 and ik[k] == 1)
+    stats = answers[0][0]
+    assert (stats["dedup_rows_old"], stats["dedup_rows_new"]) == (len(co), len(cn))
+    assert (stats["deletes"], stats["inserts"]) == (len(deletes), len(inserts))
+    if stats["differences"]:
+        assert answers[0][2]["paired"] == paired
