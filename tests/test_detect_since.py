@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dqkit.errors import ParameterError
-from dqkit.systems._since import MANIFEST, make_manifest
+from dqkit.since_manifest import MANIFEST, make_manifest
 from dqkit.systems.detect import DETECT
 
 COLS = ["id", "zip", "city", "state", "salary", "rate"]

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 
 from dqkit.errors import RuleError
 from dqkit.result import Chart, Facts, Result, Table, Verdict
+from dqkit.since_manifest import FINGERPRINTS, MANIFEST, make_manifest
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,6 @@ class DetectionResult(Result):
             return {}
         out = {"violations": self.violations, "candidate_fixes": self.candidate_fixes}
         if self.fingerprints is not None and self.mode == "violations":
-            from dqkit.systems._since import FINGERPRINTS
-
             out[FINGERPRINTS] = self.fingerprints
         return out
 
@@ -176,7 +175,6 @@ class DetectionResult(Result):
 
     def _save_extra(self, folder) -> None:
         from dqkit import render
-        from dqkit.systems._since import MANIFEST, make_manifest
 
         (folder / "plan.txt").write_text(self.explain(), encoding="utf-8")
         manifest = make_manifest(self.rules, self.key, self.table, self.mode, self.schema)

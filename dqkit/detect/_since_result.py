@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from dqkit import render
 from dqkit.result import Facts, Result, Table, Verdict
-from dqkit.systems._since import MANIFEST, make_manifest
+from dqkit.since_manifest import MANIFEST, make_manifest
 
 LISTS = ("new", "resolved", "persisting")
 

@@ -18,11 +18,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from dqkit.detect._plan import _Plan
 from dqkit.errors import RuleError
 from dqkit.rules import UDFRule
 from dqkit.sources import read_table
 from dqkit.sparkutil import apply_in_pandas, cogroup_in_pandas, col, map_in_pandas
-from dqkit.violations import FIX_CELL_FIELDS, fix_schema
+from dqkit.violations import FIX_CELL_FIELDS, fix_schema, tuple_ids
 
 BLOCK = "_dq_block"
 
@@ -134,9 +135,6 @@ def _mask(result: Any, n: int) -> np.ndarray:
 
 def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
     """Build the physical plan of a UDF rule (lazy), returning a detection ``_Plan``."""
-    from dqkit.detect import _Plan
-    from dqkit.violations import tuple_ids
-
     flows: dict[str, DataFrame] = {}
     blocked: dict[str, bool] = {}
     logical: list[str] = []

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dqkit.detect import detect
@@ -38,7 +38,7 @@ from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rule
 from dqkit.session import get_spark
 from dqkit.sources import read_table
 from dqkit.sparkutil import cancellable, col
-from dqkit.systems._since import FINGERPRINTS, check_saved, rule_columns, saved_manifest
+from dqkit.since_manifest import FINGERPRINTS, check_saved, rule_columns, saved_manifest
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
 #: A conservative default; the crossover is to be measured with benchmarks/bench_since.py (docs/performance.md).

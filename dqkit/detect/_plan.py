@@ -1,0 +1,53 @@
+"""The shared pieces of detection plans: the plan record, each rule side's frame, the violation rows.
+
+Below both ``dqkit.detect`` (rule plans) and ``dqkit.detect.ocjoin``/``_udf`` (their operators), so
+imports only go downward.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from dqkit.rules import Attr, DenialConstraint
+from dqkit.sparkutil import col
+from dqkit.violations import conjunction, not_null, predicate_column
+
+TID = "_dq_tid"
+MODES = ("violations", "count", "sample")
+
+
+@dataclass
+class _Plan:
+    """One rule's chosen operator: its logical and physical plan, the violations and how to count them."""
+    rule: Any
+    operator: str
+    logical: str
+    physical: str
+    violations: Any  # DataFrame, or a callable building it on first use
+    count: Any  # callable () -> (violations, candidates | None)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _side_frames(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]
+                 ) -> tuple[DataFrame, DataFrame]:
+    """Scope of each tuple variable: rows passing that tuple's own predicates, prefixed a_/b_."""
+    cols = [TID] + list(rule.columns)
+    frames = []
+    for t, prefix in ((1, "a_"), (2, "b_")):
+        needed = {p.left.column for p in rule.cross_predicates if p.left.tuple == t}
+        needed |= {p.right.column for p in rule.cross_predicates
+                   if isinstance(p.right, Attr) and p.right.tuple == t}
+        f = scope.select(*[col(c).alias(prefix + c) for c in cols])
+        preds = [predicate_column(p, {1: prefix, 2: prefix}) for p in rule.side_predicates(t)]
+        nn = not_null([prefix + c for c in sorted(needed)], {prefix + k: v for k, v in types.items()})
+        frames.append(f.where(conjunction(preds) & nn))
+    return frames[0], frames[1]
+
+
+def _select_violations(df: DataFrame, rule: Any, t2: bool = True) -> DataFrame:
+    """The violation rows ``rule, t1, t2`` of a frame of prefixed tuple pairs."""
+    return df.select(F.lit(rule.name).alias("rule"), col("a_" + TID).alias("t1"),
+                     (col("b_" + TID) if t2 else F.lit(None)).alias("t2"))
