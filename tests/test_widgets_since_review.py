@@ -82,3 +82,18 @@ def test_change_review_refuses_a_change_list_too_long_to_tick_one_by_one(spark):
     with pytest.raises(ParameterError, match="more than 1 changed cells") as err:
         ChangeReview(read_table(MONDAY, spark), change_list(spark), key="id", spark=spark, max_cells=1)
     assert "dqkit review" in err.value.hint
+
+
+def test_the_detect_widget_shows_a_since_run_in_new_resolved_and_persisting_tabs_and_a_plain_run_in_its_own(spark):
+    from dqkit.widgets import SystemExplorer
+
+    ex = SystemExplorer("detect", {"table": TUESDAY, "rules": RULES, "key": "id", "since": MONDAY}, spark=spark)
+    assert tab_titles(ex.view) == ["Summary", "Violations", "Charts"]
+    ex.run(timeout=600)
+    assert ex.status == "done", ex.error
+    assert tab_titles(ex.view) == ["Summary", "New", "Resolved", "Persisting"]
+    assert "zip_city" in ex.view.children[1].value and "2 of 2 shown" in ex.view.children[2].value
+    ex.controller.set("since", None)
+    ex.run(timeout=600)
+    assert ex.status == "done", ex.error
+    assert tab_titles(ex.view) == ["Summary", "Violations", "Charts"]

@@ -20,9 +20,8 @@ from dqkit import render
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.repair.changelist import CHANGE_LIST_COLUMNS
 from dqkit.repair.review import ReviewResult, apply_changes
-from dqkit.result import Table
 from dqkit.widgets.controllers import error_text
-from dqkit.widgets.result_view import ResultView, wrap
+from dqkit.widgets.result_view import SINCE_TABS, ResultView, wrap
 
 __all__ = ["SINCE_TABS", "SinceView", "ChangeReview", "MAX_REVIEW_CELLS"]
 
@@ -30,31 +29,12 @@ __all__ = ["SINCE_TABS", "SinceView", "ChangeReview", "MAX_REVIEW_CELLS"]
 MAX_REVIEW_CELLS = 200
 
 
-def _list_tab(which: str) -> Any:
-    title = f"{which} violations"
-    return lambda b: isinstance(b, Table) and b.title == title
-
-
-#: ``SinceResult.sections()`` in tabs: the verdict, what changed and the per-rule counts; then one list each.
-SINCE_TABS = (("Summary", None), ("New", _list_tab("New")), ("Resolved", _list_tab("Resolved")),
-              ("Persisting", _list_tab("Persisting")))
-
-
 class SinceView(ResultView):
-    """A ``detect --since`` result in four tabs: Summary, New, Resolved, Persisting.
-
-    A list with no violation says so in its tab (its section is absent from ``sections()``).
-    """
+    """A ``detect --since`` result in four tabs: Summary, New, Resolved, Persisting (``SINCE_TABS``,
+    which every ``ResultView`` uses for such a result; a list with no violation says so in its tab)."""
 
     def __init__(self, sample_rows: int = 10) -> None:
         super().__init__(SINCE_TABS, sample_rows)
-
-    def show(self, result: Any) -> None:
-        """Render ``result.sections()``; an empty list's tab names the list and says it is empty."""
-        super().show(result)
-        for (title, _), child in zip(self.rules[1:], self.children[1:]):
-            if "Nothing to show" in child.value:
-                child.value = wrap(f"<p class='muted'>No {title.lower()} violation.</p>")
 
 
 class ChangeReview(W.VBox):
