@@ -38,7 +38,7 @@ _MASKS = [
 
 
 #: table columns and fact names that hold measured times (or costs in seconds): their values are masked
-TIMED = re.compile(r"^(seconds|cumulative incremental cost|full cleaning of the rest \(predicted\))$")
+TIMED = re.compile(r"^(seconds|time|time \(s\)|cumulative incremental cost|full cleaning of the rest \(predicted\))$")
 
 
 def _steady(block: Any) -> Any:

@@ -5,7 +5,8 @@ public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultV
 ``DeltaExplorer``, ``DedupExplorer`` (blocking, comparisons, threshold, clusters, waterfalls), ``RulePicker``
 (rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs), ``TcfcExplorer``
 (time-budgeted fragment comparison with a growing drill-down tree), ``LakeExplorer`` (R2D2 on a lake) and
-``QueryCleaner`` (Daisy: queries cleaned on demand), ``SystemExplorer``/``SystemController`` (any system of
+``QueryCleaner`` (Daisy: queries cleaned on demand), ``SinceView``/``ChangeReview`` (a nightly
+``detect --since`` in New/Resolved/Persisting tabs; per-cell review of a change list), ``SystemExplorer``/``SystemController`` (any system of
 the registry, derived from its declaration); ``RunController``/``ExplorerBase`` are the run plumbing
 every explorer shares.
 """
@@ -19,14 +20,15 @@ from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
 from dqkit.widgets.query_cleaner import QueryCleaner, QueryController
 from dqkit.widgets.result_view import ExplorerBase, ResultView
+from dqkit.widgets.since_review import ChangeReview, SinceView
 from dqkit.widgets.system import SystemController, SystemExplorer
 from dqkit.widgets.tcfc_explorer import TcfcController, TcfcExplorer
 from dqkit.widgets.rules_explorer import (
     RulePicker, RuleProblem, RulesController, ViolationController, ViolationExplorer, ViolationRun,
 )
 
-__all__ = ["ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
-           "LakeController", "LakeExplorer", "QueryCleaner", "QueryController", "ResultView", "RulePicker",
+__all__ = ["ChangeReview", "ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
+           "LakeController", "LakeExplorer", "QueryCleaner", "QueryController", "ResultView", "RulePicker", "SinceView",
            "RuleProblem", "RulesController", "RunController", "SparkProgress", "SystemController", "SystemExplorer", "TableListing", "TablePicker",
            "TcfcController", "TcfcExplorer",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

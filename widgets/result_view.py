@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as W
 
 from dqkit import render
-from dqkit.result import sections_html
+from dqkit.result import Table, sections_html
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.progress import SparkProgress
 
@@ -29,18 +29,52 @@ def wrap(body: str) -> str:
     return render.wrap(body)
 
 
+def _list_tab(which: str) -> Callable[[Any], bool]:
+    title = f"{which} violations"
+    return lambda b: isinstance(b, Table) and b.title == title
+
+
+#: the tabs of a ``detect --since`` result (``mode == "since"``) in every view, whatever it was built with:
+#: the verdict, what changed and the per-rule counts; then one tab per list, each the result's own section.
+SINCE_TABS: tuple[TabRule, ...] = (("Summary", None), ("New", _list_tab("New")), ("Resolved", _list_tab("Resolved")),
+                                   ("Persisting", _list_tab("Persisting")))
+
+
+def tabs_for(result: Any, default: Sequence[TabRule]) -> list[TabRule]:
+    """The tabs ``result`` is shown in: a since result's New / Resolved / Persisting, else ``default``."""
+    return list(SINCE_TABS) if getattr(result, "mode", None) == "since" else list(default)
+
+
 class ResultView(W.Tab):
-    """A result's sections, grouped into tabs by ``tabs`` rules (one tab with everything by default)."""
+    """A result's sections, grouped into tabs by ``tabs`` rules (one tab with everything by default).
+
+    A ``detect --since`` result is shown in ``SINCE_TABS`` instead (Summary, New, Resolved, Persisting);
+    the next other result gets the view's own tabs back.
+    """
 
     def __init__(self, tabs: Sequence[TabRule] = (("Result", None),), sample_rows: int = 10) -> None:
+        self.base_rules = list(tabs)
         self.rules = list(tabs)
         self.sample_rows = sample_rows
         super().__init__(children=[W.HTML(NO_RESULT) for _ in self.rules])
+        self._set_titles()
+
+    def _set_titles(self) -> None:
         for i, (title, _) in enumerate(self.rules):
             self.set_title(i, title)
 
+    def _retab(self, rules: list[TabRule]) -> None:
+        """Rebuild the tabs when a result needs other ones (same titles: nothing to do)."""
+        if [t for t, _ in rules] == [t for t, _ in self.rules]:
+            self.rules = rules
+            return
+        self.rules = rules
+        self.children = [W.HTML(NO_RESULT) for _ in rules]
+        self._set_titles()
+
     def show(self, result: Any) -> None:
         """Render ``result.sections()`` into the tabs."""
+        self._retab(tabs_for(result, self.base_rules))
         groups: list[list[Any]] = [[] for _ in self.rules]
         for block in result.sections(sample_rows=self.sample_rows):
             taken = [i for i, (_, takes) in enumerate(self.rules) if takes is not None and takes(block)]
@@ -51,6 +85,10 @@ class ResultView(W.Tab):
         for child, blocks in zip(self.children, groups):
             child.value = render.HTML_STYLE + (sections_html(blocks) if blocks else
                                                "<div class='dqkit'><p class='muted'>Nothing to show.</p></div>")
+        if self.rules and self.rules[0] == SINCE_TABS[0] and getattr(result, "mode", None) == "since":
+            for (title, _), child, blocks in zip(self.rules[1:], self.children[1:], groups[1:]):
+                if not blocks:  # an empty list has no section: say which list is empty
+                    child.value = wrap(f"<p class='muted'>No {title.lower()} violation.</p>")
         self.selected_index = 0
 
     def clear(self) -> None:
