@@ -150,6 +150,8 @@ def _cli_without_spark(*argv: str) -> subprocess.CompletedProcess:
     ("plain", "is not a saved dedup run (no summary.json or clusters/)"),
     ("missing", "RUN_B: no such folder"),
     ("other-key", "the runs key their records differently"),
+    ("file", "is a file, not a saved dedup run"),
+    ("link-vs-dedup", "one run links two tables (--link) and the other deduplicates one"),
     ("not-dedup", "is not a dedup summary"),
 ])
 def test_a_folder_that_is_not_a_dedup_run_is_refused_with_exit_2_before_spark(tmp_path, case, message):
@@ -158,6 +160,11 @@ def test_a_folder_that_is_not_a_dedup_run_is_refused_with_exit_2_before_spark(tm
     if case == "plain":
         b.mkdir()
         (b / "x.csv").write_text("a\n1\n")
+    elif case == "file":
+        b.write_text("rec_id,cluster_id\n1,1\n")
+    elif case == "link-vs-dedup":
+        saved_run(b, {"1": ["1"]})
+        (b / "summary.json").write_text(json.dumps({"key": "rec_id", "candidate_pairs": 1, "link": {}}))
     elif case == "other-key":
         saved_run(b, {"1": ["1"]}, key="id")
     elif case == "not-dedup":
