@@ -173,3 +173,16 @@ def test_a_folder_that_is_not_a_dedup_run_is_refused_with_exit_2_before_spark(tm
     done = _cli_without_spark("dedup-diff", str(a), str(b))
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and "Traceback" not in done.stderr and "NO SPARK" in done.stderr
+
+
+def test_the_derived_widget_checks_the_folders_and_shows_summary_and_changes(spark):
+    from dqkit.widgets import SystemController, SystemExplorer
+
+    controller = SystemController("dedup-diff", {"run_a": str(ROOT / "data/dedup/runs/night1")}, spark=spark)
+    controller.set("run_b", str(ROOT / "data/dedup"))
+    assert "is not a saved dedup run" in controller.problem()
+    explorer = SystemExplorer("dedup-diff", {"run_a": str(ROOT / "data/dedup/runs/night1"),
+                                             "run_b": str(ROOT / "data/dedup/runs/night2")}, spark=spark)
+    result = explorer.run(timeout=120)
+    assert result is not None and result.counts["created"] == 1 and result.counts["changed"] == 2
+    assert [explorer.view.get_title(i) for i in range(len(explorer.view.children))] == ["Summary", "Changes"]
