@@ -185,4 +185,5 @@ def test_the_derived_widget_checks_the_folders_and_shows_summary_and_changes(spa
                                              "run_b": str(ROOT / "data/dedup/runs/night2")}, spark=spark)
     result = explorer.run(timeout=120)
     assert result is not None and result.counts["created"] == 1 and result.counts["changed"] == 2
+    assert result.counts["split"] == 1  # rec-7-org, the one record joining its cluster, is gone
     assert [explorer.view.get_title(i) for i in range(len(explorer.view.children))] == ["Summary", "Changes"]
