@@ -97,6 +97,21 @@ def test_cli_exits_1_on_changes_with_json_counts_and_saves_changes_csv(tmp_path)
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["merged"] == 1
 
 
+def test_link_runs_match_records_by_source_and_key_so_a_key_in_both_tables_is_two_records(tmp_path):
+    def link_run(folder: Path, rows: list[tuple[str, str, str]]) -> Path:
+        (folder / "clusters").mkdir(parents=True)
+        (folder / "summary.json").write_text(json.dumps({"key": "id", "candidate_pairs": 1,
+                                                         "link": {"sources": ["crm", "erp"]}}))
+        pd.DataFrame(rows, columns=["source", "id", "cluster_id"]).to_parquet(folder / "clusters" / "part-0.parquet")
+        return folder
+
+    a = link_run(tmp_path / "a", [("crm", "1", "crm:1"), ("erp", "1", "crm:1"), ("erp", "2", "erp:2")])
+    b = link_run(tmp_path / "b", [("crm", "1", "crm:1"), ("erp", "1", "erp:1"), ("erp", "2", "erp:1")])
+    result = dedup_diff(a, b)
+    assert kinds_of(result.changes) == [("regrouped", ["crm:1", "erp:2"], ["crm:1", "erp:1"])]
+    assert result.changes["record_list"][0] == ["crm:1", "erp:1", "erp:2"]
+
+
 # ------------------------------------------------------------------------------------------- property
 def oracle(a: dict[str, str], b: dict[str, str]) -> list[tuple[str, list[str], list[str]]]:
     """Brute force: grow each cluster's group by repeatedly adding every cluster sharing a record."""
