@@ -19,7 +19,7 @@ component of that graph is one change, classified by how many A and B clusters i
 
 Every A cluster and every B cluster is in exactly one change. Everything here is pandas over the
 saved files: no Spark, so the command starts no JVM; the checks of the two folders are
-``dqkit.systems.dedup_diff.check_runs`` (no pyspark import).
+``dqkit.dedup_manifest.check_runs`` (no pyspark import).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ import pandas as pd
 
 from dqkit.errors import ParameterError
 from dqkit.result import Facts, Notes, Result, Table, Verdict
-from dqkit.systems.dedup_diff import CLUSTER, HINT, RunInfo, check_runs, part_files
+from dqkit.dedup_manifest import CLUSTER, HINT, RunInfo, check_runs, part_files
 
 #: The kinds of change, in the order they are reported.
 KINDS = ("created", "removed", "merged", "split", "regrouped", "changed", "unchanged")
