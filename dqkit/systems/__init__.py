@@ -19,7 +19,8 @@ __all__ = ["ExitCodes", "Params", "ParamSpec", "System", "all_systems", "get", "
 
 #: The built-in declarations, in the order ``dqkit --help`` lists them (module, attribute).
 BUILTIN = ("dqkit.systems.delta:DELTA", "dqkit.systems.detect:DETECT", "dqkit.systems.repair:REPAIR",
-           "dqkit.systems.review:REVIEW", "dqkit.systems.dedup:DEDUP", "dqkit.systems.tcfc:TCFC",
+           "dqkit.systems.review:REVIEW", "dqkit.systems.dedup:DEDUP",
+           "dqkit.systems.dedup_diff:DEDUP_DIFF", "dqkit.systems.tcfc:TCFC",
            "dqkit.systems.lake:LAKE", "dqkit.systems.query:QUERY")
 
 _SYSTEMS: dict[str, System] = {}
