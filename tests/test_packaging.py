@@ -20,3 +20,9 @@ def test_every_dqkit_package_is_listed_in_pyproject() -> None:
     }
     missing = sorted(found - listed)
     assert not missing, f"pyproject.toml [tool.setuptools] packages lacks {missing}"
+
+
+def test_every_folder_given_package_data_is_a_listed_package() -> None:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    missing = sorted(set(setuptools["package-data"]) - set(setuptools["packages"]))
+    assert not missing, f"package-data names folders the install leaves out: {missing}"
