@@ -176,7 +176,7 @@ def test_the_detect_and_repair_reports_take_their_parameters_from_their_declarat
 
     table, rules = _table1_with_markup(tmp_path), str(DATA.parent / "bigdansing_table1_rules.yaml")
     assert list(template_parameters("detect")) == ["table", "rules", "key", "count_only", "sample", "nb_parts",
-                                                   "explain", "sample_rows", "output"]
+                                                   "explain", "sample_rows", "since", "max_change", "output"]
     assert list(template_parameters("repair")) == ["table", "rules", "key", "method", "max_iterations",
                                                    "freeze_after", "sample_rows", "output"]
     p = get("repair").prepare(table=str(table), rules=rules, key="", max_iterations="4")
