@@ -67,8 +67,9 @@ def apply_changes(spark: SparkSession | None, dirty: DataFrame, changes: DataFra
     returning whether to apply it. The key must be unique and non-NULL (``check_key``); every
     change, accepted or not, is checked against ``dirty`` first: its row must exist and its ``old``
     value equal the current value (as text), else ``StaleChangeListError`` lists the mismatches and
-    nothing is applied. The result has ``dirty``'s rows, columns, order and types; ``dirty`` is not
-    modified.
+    nothing is applied. The result has ``dirty``'s rows, columns (in their order) and types, the
+    rows in no particular order (a join); ``ReviewResult.save`` to a .csv or .parquet file writes them in the input's
+    row order. ``dirty`` is not modified.
     """
     del spark  # the frames carry their session; kept so a widget calls it like every kernel
     missing = [c for c in CHANGE_LIST_COLUMNS if c not in changes.columns]
