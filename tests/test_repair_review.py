@@ -178,6 +178,19 @@ def test_applying_all_changes_of_a_dry_run_gives_the_full_repairs_table(spark, d
     assert sorted(map(tuple, applied.collect())) == sorted(map(tuple, full.repaired.collect()))
 
 
+def test_a_denial_constraint_reading_the_key_never_changes_the_key(spark):
+    """The key names the row a fix lands on: repair freezes it, so the change list stays appliable."""
+    data = [("a", "x", 0), ("a", "x", 3), ("a", "x", 0), ("b", "y", 3), ("a", "z", 1), ("b", "x", 0)]
+    df = spark.createDataFrame([(i, k, v, n) for i, (k, v, n) in enumerate(data)], "id int, k string, v string, n int")
+    rules = {"f": "k -> v", "d": "not(t1.k = t2.k and t1.n > t2.n and t1.id < t2.id)"}
+    dry = repair(df, rules, key="id", dry_run=True)
+    assert "id" not in {r["attr"] for r in dry.change_list.collect()}
+    applied, _ = apply_changes(spark, df, dry.change_list, "id")
+    full = repair(df, rules, key="id")
+    assert sorted(map(tuple, applied.collect())) == sorted(map(tuple, full.repaired.collect()))
+    assert sorted(r["id"] for r in full.repaired.collect()) == list(range(len(data)))
+
+
 def test_review_refuses_a_change_list_computed_without_a_key_before_spark(tmp_path):
     from dqkit.errors import ParameterError
     from dqkit.systems import get

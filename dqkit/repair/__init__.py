@@ -178,7 +178,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                     mine = parts[0].select("tid", "attr")
                     held = mine if held is None else held.unionByName(mine)
                 hg = violation_hypergraph(det, rules=cc_rules)
-                delta_cc = (repair_components(hg, fn, frozen=held)
+                delta_cc = (repair_components(hg, fn, frozen=held, immutable=(tid,))
                             .withColumn("method", F.lit("black-box" if blackbox else "holistic")).transform(checkpoint))
                 sizes = hg.component_sizes().agg(F.count(F.lit(1)).alias("n"), F.max("cells").alias("m")).collect()[0]
                 entry.update(components=int(sizes["n"] or 0), largest_component=int(sizes["m"] or 0))

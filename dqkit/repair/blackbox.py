@@ -6,8 +6,8 @@ with ``groupBy(component).applyInPandas``: the user's function sees one componen
 pandas DataFrame of its violations' candidate fixes (``COMPONENT_COLUMNS``), and returns the cells it
 changes as ``(tid, attr, new)`` with ``new`` as text (cast back to the column's type when applied).
 
-The framework, not the function, enforces the contract: a returned change to a frozen cell, or to a
-cell outside the function's component, is dropped; a change that keeps the old value is not a change;
+The framework, not the function, enforces the contract: a returned change to a frozen cell or to the
+key, or to a cell outside the function's component, is dropped; a change that keeps the old value is not a change;
 a function that returns other columns fails the run with a ``ParameterError``. Holistic repair
 (``dqkit.repair.holistic``) is one such function.
 """
@@ -44,12 +44,13 @@ def out_schema_empty(schema: T.StructType) -> pd.DataFrame:
 
 
 def repair_components(hypergraph: ViolationHypergraph, fn: ComponentRepair,
-                      frozen: DataFrame | None = None) -> DataFrame:
+                      frozen: DataFrame | None = None, immutable: tuple[str, ...] = ()) -> DataFrame:
     """Run ``fn`` on every component of ``hypergraph`` in parallel; the changes it makes.
 
     Returns ``(tid, attr, old, new, rules)``: one row per changed cell (``old``/``new`` as text,
     ``rules`` the sorted rules of the violations naming the cell). ``frozen (tid, attr)``: cells that
-    must not change.
+    must not change. ``immutable``: attributes none of whose cells may change (the key: a fix
+    changing a row's key would land on another row), shown to ``fn`` as frozen.
     """
     hyper = hypergraph.hyperedges
     fix_t = hyper.schema["fixes"].dataType.elementType
@@ -74,6 +75,11 @@ def repair_components(hypergraph: ViolationHypergraph, fn: ComponentRepair,
                                                                                  F.lit(None).cast("boolean"))
     rows = rows.select(*[F.coalesce(F.col(c), F.lit(False)).alias(c) if c in ("frozen", "rhs_frozen")
                          else F.col(c) for c in COMPONENT_COLUMNS])
+    if immutable:
+        fixed = list(immutable)
+        rows = (rows.withColumn("frozen", F.col("frozen") | F.col("attr").isin(fixed))
+                .withColumn("rhs_frozen", F.col("rhs_frozen") | F.coalesce(F.col("rhs_attr").isin(fixed),
+                                                                           F.lit(False))))
     out_schema = T.StructType([T.StructField("component", T.StringType()), T.StructField("tid", tid_t),
                                T.StructField("attr", T.StringType()), T.StructField("new", T.StringType())])
     name = getattr(fn, "__name__", type(fn).__name__)
@@ -99,6 +105,8 @@ def repair_components(hypergraph: ViolationHypergraph, fn: ComponentRepair,
              .groupBy("component", F.col("c.tid").alias("tid"), F.col("c.attr").alias("attr"))
              .agg(F.first("c.value").alias("old"), F.array_sort(F.collect_set("rule")).alias("rules")))
     out = changed.join(cells, ["component", "tid", "attr"]).where(~F.col("new").eqNullSafe(F.col("old")))
+    if immutable:
+        out = out.where(~F.col("attr").isin(list(immutable)))
     if frozen is not None:
         out = out.join(frozen.select(F.col("tid").cast(tid_t).alias("tid"), "attr"), ["tid", "attr"], "left_anti")
     # one change per cell (a function may name a cell twice): the smallest new text
