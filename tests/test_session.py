@@ -57,7 +57,7 @@ def test_get_spark_hands_the_driver_memory_to_the_jvm_launch(monkeypatch):
     assert seen["spark.driver.memory"] == "2g"
 
 
-def _java_options(monkeypatch, master: str = "local[1]") -> str:
+def _java_options(monkeypatch, master: str = "local[1]", option: str = "spark.driver.extraJavaOptions") -> str:
     from pyspark.sql import SparkSession
 
     from dqkit.session import get_spark
@@ -70,7 +70,7 @@ def _java_options(monkeypatch, master: str = "local[1]") -> str:
 
     monkeypatch.setattr(SparkSession.Builder, "getOrCreate", capture)
     get_spark(master=master)
-    return seen["spark.driver.extraJavaOptions"]
+    return seen[option]
 
 
 def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_unknown_one_does_not(
@@ -84,13 +84,16 @@ def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_un
     tiny.write_text("a\n1\n")
     expect_inputs([str(tiny)])
     assert "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" in _java_options(monkeypatch)
+    assert _java_options(monkeypatch, option="spark.sql.adaptive.enabled") == "false"
     assert "TieredStopAtLevel" not in _java_options(monkeypatch, master="spark://h:7077")
+    assert _java_options(monkeypatch, master="spark://h:7077", option="spark.sql.adaptive.enabled") == "true"
     big = tmp_path / "big"
     big.mkdir()
     with open(big / "part.csv", "wb") as f:  # sparse: its size without writing it
         f.truncate(SMALL_INPUT_BYTES + 1)
     expect_inputs([str(tiny), str(big)])
     assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+    assert _java_options(monkeypatch, option="spark.sql.adaptive.enabled") == "true"
     expect_inputs(["catalog:db.t"])
     assert "TieredStopAtLevel" not in _java_options(monkeypatch)
     expect_inputs([str(tiny)])
