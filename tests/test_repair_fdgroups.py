@@ -13,7 +13,7 @@ from dqkit.errors import ParameterError
 from dqkit.repair import repair
 
 # FDs sharing right sides (c, d), chained (a -> b, b -> c), multi-attribute on both sides
-FDS = ("a -> c", "b -> c", "a -> b", "c -> b", "b -> c, d", "a, b -> d", "d -> c")
+FDS = ("a -> c", "b -> c", "a -> b", "c -> b", "d -> b", "b -> c, d", "a, b -> d", "d -> c")
 
 
 def _sorted(rows):
@@ -43,6 +43,10 @@ rule_sets = st.lists(st.sampled_from(FDS), min_size=1, max_size=3, unique=True)
 @example(data=[("x", "p", "k", 1), ("x", "p", "k", 2), ("x", "q", "m", 3), ("y", "q", "n", 3),
                ("z", "q", "n", 3), (None, "q", "n", None)],
          rules=["a -> b", "c -> b", "d -> c"], keyed=True, freeze_after=1)
+# c shared by a -> c and b -> c over two rounds: d -> b moves row 4 into b's group q, whose c cells froze
+@example(data=[("x", "p", "k", 1), ("x", "p", "k", 1), ("x", "q", "m", 2), ("y", "q", "n", 2),
+               ("z", "s", "n", 2)],
+         rules=["a -> c", "b -> c", "d -> b"], keyed=False, freeze_after=1)
 @example(data=[("x", "y", "x", 1), ("x", "y", "y", 1), ("y", "y", "z", 2), ("y", "z", "z", None),
                ("z", "z", "x", 2)],
          rules=["b -> c, d", "d -> c", "a, b -> d"], keyed=False, freeze_after=2)
