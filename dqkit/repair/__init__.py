@@ -5,7 +5,8 @@ fixes, as BigDansing §2.2 does, and returns a ``RepairResult``. The repair step
 
 * ``"equivalence-class"``: the cells joined by ``cell = cell`` fixes form equivalence classes, each set
   to its most frequent value (``dqkit.repair.equivalence``); this repairs FDs and DCs whose fixes are
-  equalities;
+  equalities. FD classes come from one groupBy per FD (``dqkit.repair.fdgroups``), without building
+  any violation pair (``fd_route="hypergraph"`` builds them from the candidate fixes instead);
 * ``"holistic"``: a minimum vertex cover of each component of the violation hypergraph, then the
   smallest change of each chosen cell that satisfies the fixes on it (``dqkit.repair.holistic``); this
   repairs DCs with inequalities (``not(t1.salary > t2.salary and t1.rate < t2.rate)``);
