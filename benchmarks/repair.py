@@ -13,11 +13,16 @@ best of ``--repeat``:
 3. ``detect-fixes``:  ``detect()`` with every violation and candidate fix materialised (the fixes
                       written to a noop sink, counted);
 4. ``repair-loop``:   ``repair(key="tid")``: detect -> repair rounds until no violation remains, then
-                      the repaired table written to a noop sink, its rows counted and checksummed.
+                      the repaired table written to a noop sink, its rows counted and checksummed. FD
+                      classes come from one groupBy per FD (``fd_route="groupby"``, the default);
+5. ``repair-hypergraph``: the same loop with ``fd_route="hypergraph"``: FD classes from the pairwise
+                      candidate fixes (the route before issue #25), for comparison.
 
 It prints the ratios repair-loop / detect-count (the goal: at most 3) and repair-loop / detect-fixes,
-each against the floor, the iterations with their violations, changed cells and seconds, and (untimed)
-the precision and recall of the changes against the clean table.
+each against the floor, repair-hypergraph against detect-count and against repair-loop (the two routes
+must give the same repaired table: their checksums are compared), the iterations with their
+violations, changed cells and seconds, and (untimed) the precision and recall of each route's changes
+against the clean table.
 
 Part 2, connected components of the violation graph of TaxB φ2
 ``not(t1.salary > t2.salary and t1.rate < t2.rate)`` for each size in ``--graph-rows``: the edges
@@ -69,7 +74,8 @@ sys.path.insert(0, str(ROOT))
 
 FDS = {"fd_city": "zipcode -> city", "fd_state": "zipcode -> state"}
 PHI2 = {"phi2": "not(t1.salary > t2.salary and t1.rate < t2.rate)"}
-REPAIR_CONTENDERS = ("floor", "detect-count", "detect-fixes", "repair-loop")
+REPAIR_CONTENDERS = ("floor", "detect-count", "detect-fixes", "repair-loop", "repair-hypergraph")
+ROUTES = {"repair-loop": "groupby", "repair-hypergraph": "hypergraph"}  # contender -> repair(fd_route=...)
 LOOP_GOAL = 3.0  # repair-loop at most this many times detection alone
 CHILD = "_networkx-child"  # argv[1] of the networkx child process
 
@@ -295,7 +301,7 @@ def make_repair_contenders(spark: Any, facts: dict[str, Any], keep: dict[str, An
         finally:
             res.unpersist()
 
-    def repair_loop() -> dict[str, Any]:
+    def repair_loop(route: str = "groupby", name: str = "repair-loop") -> dict[str, Any]:
         start = time.perf_counter()
         rounds: list[float] = []
 
@@ -303,15 +309,15 @@ def make_repair_contenders(spark: Any, facts: dict[str, Any], keep: dict[str, An
             rounds.append(time.perf_counter() - start)
             print(f"    repair round {done} done at {rounds[-1]:.1f} s", flush=True)
 
-        res = repair(df, FDS, key="tid", spark=spark, progress=progress)
+        res = repair(df, FDS, key="tid", spark=spark, progress=progress, fd_route=route)
         loop_s = time.perf_counter() - start
         seen = Observation("repaired")
         _noop(res.repaired.observe(seen, F.count(F.lit(1)).alias("rows"),
                                    F.bit_xor(F.xxhash64(*[F.col(c) for c in df.columns])).alias("checksum")))
         got = observed(seen) or res.repaired.agg(F.count(F.lit(1)).alias("rows")).first().asDict()
-        if "repair" in keep:
-            _release(keep["repair"])
-        keep["repair"] = res
+        if name in keep:
+            _release(keep[name])
+        keep[name] = res
         ends = rounds + [loop_s]
         per_round = []
         for i, h in enumerate(res.history):
@@ -328,7 +334,8 @@ def make_repair_contenders(spark: Any, facts: dict[str, Any], keep: dict[str, An
                 "loop_seconds": round(loop_s, 3),
                 "final_detection_seconds": round(loop_s - (rounds[-1] if rounds else 0.0), 3)}
 
-    return {"floor": floor, "detect-count": detect_count, "detect-fixes": detect_fixes, "repair-loop": repair_loop}
+    return {"floor": floor, "detect-count": detect_count, "detect-fixes": detect_fixes,
+            **{n: (lambda n=n, r=r: repair_loop(r, n)) for n, r in ROUTES.items()}}
 
 
 def _release(res: Any) -> None:
@@ -353,7 +360,7 @@ def repair_checks(name: str, out: dict[str, Any], facts: dict[str, Any], columns
             problems.append(f"violations {found} differ from detect-count's {counts}")
     if name == "detect-fixes" and out["fixes"] <= 0:
         problems.append("no candidate fix")
-    if name == "repair-loop":
+    if name in ROUTES:
         if out["remaining"]:
             problems.append(f"{out['remaining']} violations remain ({out['stop_reason']})")
         if out["columns"] != columns:
@@ -429,14 +436,25 @@ def part_repair(spark: Any, args: argparse.Namespace, out: dict[str, Any]) -> di
         for p in problems:
             print(f"  {name}: CHECK FAILED: {p}", flush=True)
         results[name] = {"best_seconds": round(min(times), 3), "seconds": [round(t, 3) for t in times],
-                         "answer": answer, "problems": problems, "memory": probe.result}
+                         "answer": answer, "problems": problems, "memory": probe.result, "load_average": _load()}
     accuracy = None
-    if "repair" in keep:
-        accuracy = repair_accuracy(spark, keep["repair"], facts)
-        _release(keep.pop("repair"))
+    accuracies = {}
+    for n in ROUTES:
+        if n in keep:
+            accuracies[n] = repair_accuracy(spark, keep[n], facts)
+            _release(keep.pop(n))
+    accuracy = accuracies.get("repair-loop")
+    if "repair-hypergraph" in accuracies:
+        out["accuracy_hypergraph"] = accuracies["repair-hypergraph"]
+    if all(n in results for n in ROUTES):  # both routes must give the same repaired table
+        sums = {n: results[n]["answer"]["checksum"] for n in ROUTES}
+        out["routes_same_table"] = len(set(sums.values())) == 1
+        if not out["routes_same_table"]:
+            print(f"  CHECK FAILED: the two FD routes repaired differently: checksums {sums}", flush=True)
     best = {n: r["best_seconds"] for n, r in results.items()}
     pairs = [("repair-loop", "detect-count"), ("repair-loop", "detect-fixes"), ("detect-count", "floor"),
-             ("detect-fixes", "floor"), ("repair-loop", "floor")]
+             ("detect-fixes", "floor"), ("repair-loop", "floor"), ("repair-hypergraph", "detect-count"),
+             ("repair-hypergraph", "repair-loop")]
     ratios = {f"{a} / {b}": best[a] / best[b] for a, b in pairs if a in best and b in best}
     goals = {}
     for b, what in (("detect-count", "count-only"), ("detect-fixes", "violations and fixes materialised")):
@@ -680,12 +698,16 @@ def print_repair(rep: dict[str, Any], repeat: int) -> None:
     d = rep["data"]
     print(f"\npart 1: repair loop on tax {d['rows']:,} rows, errors {d['variant']} at rate {d['error_rate']:g}, FDs "
           f"{', '.join(FDS.values())} (best of {repeat})")
-    print(f"{'contender':<14} {'best s':>9}   runs")
+    print(f"{'contender':<18} {'best s':>9}   {'load after':<20} runs")
     for n, r in rep["results"].items():
-        print(f"{n:<14} {r['best_seconds']:9.2f}   {r['seconds']}" + ("   CHECK FAILED" if r["problems"] else ""))
-    loop = rep["results"].get("repair-loop", {}).get("answer")
-    if loop:
-        print(f"repair loop: {loop['iterations']} iteration(s), {loop['changed_cells']:,} cells changed, "
+        print(f"{n:<18} {r['best_seconds']:9.2f}   {str(r.get('load_average')):<20} {r['seconds']}"
+              + ("   CHECK FAILED" if r["problems"] else ""))
+    for name in ROUTES:
+        loop = rep["results"].get(name, {}).get("answer")
+        if not loop:
+            continue
+        print(f"{name} (fd_route={ROUTES[name]}): {loop['iterations']} iteration(s), "
+              f"{loop['changed_cells']:,} cells changed, "
               f"{loop['remaining']} violations remaining ({loop['stop_reason']}); first detection "
               f"{loop['first_detection']}")
         for r in loop["rounds"]:
@@ -694,16 +716,19 @@ def print_repair(rep: dict[str, Any], repeat: int) -> None:
                   f"{r['repair_step_seconds']} s, round {r.get('round_seconds', '-')} s")
         print(f"  final detection (0 violations): {loop['final_detection_seconds']} s; repaired table "
               f"{loop['rows']:,} rows written to noop")
+    if "routes_same_table" in rep:
+        print(f"the two FD routes repaired to the same table (checksum): {rep['routes_same_table']}")
     print("ratios (>1 means the left side is slower):")
     for k, v in rep["ratios"].items():
-        print(f"  {k:<28} {v:6.2f}")
+        print(f"  {k:<34} {v:6.2f}")
     for g, ok in rep["goals"].items():
         print(f"goal: {g}: {'MET' if ok else 'NOT MET'}")
-    acc = rep.get("accuracy")
-    if acc:
-        print(f"accuracy against the clean table: precision {acc['precision']}, recall {acc['recall']}, "
-              f"F1 {acc['f1']} ({acc['correct']:,} correct of {acc['changed']:,} changes, "
-              f"{acc['erroneous']:,} erroneous cells)")
+    for label, key in (("repair-loop", "accuracy"), ("repair-hypergraph", "accuracy_hypergraph")):
+        acc = rep.get(key)
+        if acc:
+            print(f"accuracy of {label} against the clean table: precision {acc['precision']}, recall "
+                  f"{acc['recall']}, F1 {acc['f1']} ({acc['correct']:,} correct of {acc['changed']:,} changes, "
+                  f"{acc['erroneous']:,} erroneous cells)")
 
 
 def print_components(comp: dict[str, Any]) -> None:

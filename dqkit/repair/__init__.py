@@ -5,7 +5,8 @@ fixes, as BigDansing §2.2 does, and returns a ``RepairResult``. The repair step
 
 * ``"equivalence-class"``: the cells joined by ``cell = cell`` fixes form equivalence classes, each set
   to its most frequent value (``dqkit.repair.equivalence``); this repairs FDs and DCs whose fixes are
-  equalities;
+  equalities. FD classes come from one groupBy per FD (``dqkit.repair.fdgroups``), without building
+  any violation pair (``fd_route="hypergraph"`` builds them from the candidate fixes instead);
 * ``"holistic"``: a minimum vertex cover of each component of the violation hypergraph, then the
   smallest change of each chosen cell that satisfies the fixes on it (``dqkit.repair.holistic``); this
   repairs DCs with inequalities (``not(t1.salary > t2.salary and t1.rate < t2.rate)``);
@@ -47,9 +48,10 @@ from dqkit.repair._result import RepairResult
 from dqkit.repair.changelist import with_violation_ids
 from dqkit.repair.blackbox import COMPONENT_COLUMNS, ComponentRepair, repair_components
 from dqkit.repair.equivalence import apply_changes, equivalence_class_repair
+from dqkit.repair.fdgroups import FD_ROUTES, fd_group_repair
 from dqkit.repair.holistic import holistic_component_repair, value_kind
 from dqkit.repair.hypergraph import ViolationHypergraph, violation_hypergraph
-from dqkit.rules import DenialConstraint, as_rules
+from dqkit.rules import DenialConstraint, FunctionalDependency, as_rules
 from dqkit.session import get_spark
 from dqkit.keys import check_key, check_reserved
 from dqkit.rules import validate_rules
@@ -57,7 +59,7 @@ from dqkit.sources import CATALOG_PREFIX, read_table
 from dqkit.sparkutil import cancellable, checkpoint, col
 from dqkit.violations import row_position, tuple_ids
 
-__all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS",
+__all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS", "FD_ROUTES",
            "COMPONENT_COLUMNS", "repair_components", "rule_methods"]
 
 METHODS = ("auto", "equivalence-class", "holistic")
@@ -83,7 +85,8 @@ def rule_methods(rules: Any, method: str = "auto") -> dict[str, str]:
 def repair(table: Any, rules: Any, *, key: str | None = None,
            method: str | ComponentRepair = "auto", max_iterations: int = 10,
            freeze_after: int = 3, spark: SparkSession | None = None, name: str | None = None,
-           progress: ProgressCallback | None = None, dry_run: bool = False) -> RepairResult:
+           progress: ProgressCallback | None = None, dry_run: bool = False,
+           fd_route: str = "groupby") -> RepairResult:
     """Repair ``table`` against ``rules``: detect -> repair rounds until no violation with a fix remains.
 
     ``table``/``rules``/``key`` as in ``dqkit.detect.detect``. The key must be unique and non-NULL: it
@@ -99,6 +102,11 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     ``change_list`` holds one row per changed cell (``dqkit.repair.changelist``). ``dry_run``: the
     result is computed alike, but saving it writes only the change list (review it, then
     ``dqkit.repair.review.apply_changes``).
+    ``fd_route``: how FD rules repaired by equivalence classes find their classes, one of ``FD_ROUTES``:
+    ``"groupby"`` (one aggregation per FD, ``dqkit.repair.fdgroups``) or ``"hypergraph"`` (from the
+    pairwise candidate fixes); both give the same repaired table and changes (up to which violation a
+    change names). When DCs or UDF rules are repaired by equivalence classes too, all take the
+    hypergraph route.
     """
     from dqkit.detect import detect
 
@@ -106,6 +114,8 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     if not blackbox and method not in METHODS:
         raise ParameterError(f"unknown repair method {method!r}",
                              hint=f"one of {', '.join(METHODS)}, or a function repairing one component")
+    if fd_route not in FD_ROUTES:
+        raise ParameterError(f"unknown fd_route {fd_route!r}", hint=f"one of {', '.join(FD_ROUTES)}")
     if max_iterations < 1:
         raise ParameterError("max_iterations must be >= 1")
     if freeze_after < 1:
@@ -134,6 +144,10 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
         method_label = " + ".join(m for m in ("equivalence-class", "holistic") if m in routes.values()) or "none"
     ec_rules = sorted(r for r, m in routes.items() if m == "equivalence-class")
     cc_rules = sorted(r for r, m in routes.items() if m in ("holistic", "black-box"))
+    by_name = {r.name: r for r in rule_list}
+    fd_groups = (fd_route == "groupby" and bool(ec_rules)
+                 and all(isinstance(by_name[r], FunctionalDependency) for r in ec_rules))
+    type_names = {c: t.simpleString() for c, t in types.items()}
 
     history: list[dict[str, Any]] = []  # one entry per repair round that found violations
     detections: list[dict[str, int]] = []  # violations per rule: the input, then after each round
@@ -164,7 +178,12 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             entry: dict[str, Any] = {"iteration": iterations + 1, "violations": det.total_violations}
             history.append(entry)
             parts: list[DataFrame] = []
-            if ec_rules:
+            if fd_groups:  # classes from one aggregation per FD: no pair, no fix is built
+                delta, stats = fd_group_repair(current, [by_name[r] for r in ec_rules], tid, type_names, frozen)
+                delta = delta.withColumn("method", F.lit("equivalence-class")).transform(checkpoint)
+                entry.update(stats)
+                parts.append(delta)
+            elif ec_rules:
                 # only the cell = cell fixes serve; materialised once, as the classes read them several times
                 eq = fixes.where(F.col("rule").isin(ec_rules) & (F.col("op") == "=")
                                  & F.col("rhs_tid").isNotNull()).transform(checkpoint)
@@ -182,15 +201,21 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                             .withColumn("method", F.lit("black-box" if blackbox else "holistic")).transform(checkpoint))
                 sizes = hg.component_sizes().agg(F.count(F.lit(1)).alias("n"), F.max("cells").alias("m")).collect()[0]
                 entry.update(components=int(sizes["n"] or 0), largest_component=int(sizes["m"] or 0))
-                parts.append(delta_cc.select(*parts[0].columns) if parts else delta_cc)
-            delta = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+                parts.append(delta_cc)
+            cols = ["tid", "attr", "old", "new", "rules", "method"]
+            delta = parts[0].select(*cols) if len(parts) == 1 else parts[0].select(*cols).unionByName(
+                parts[1].select(*cols))
             changed = delta.count()
             entry.update(changed=changed, seconds=round(time.perf_counter() - t0, 4))
             if changed == 0:
                 stop = "no violation left has a fix this method can apply"
                 break
             iterations += 1
-            changes.append(with_violation_ids(delta, fixes).withColumn("iteration", F.lit(iterations)))
+            # an FD group change names its violation itself (dqkit.repair.fdgroups); the others by the fixes
+            logged = [p.select(*cols, "violation_id") if "violation_id" in p.columns
+                      else with_violation_ids(p.select(*cols), fixes) for p in parts]
+            log = logged[0] if len(logged) == 1 else logged[0].unionByName(logged[1])
+            changes.append(log.withColumn("iteration", F.lit(iterations)))
             step = delta.groupBy("tid", "attr").agg(F.count(F.lit(1)).alias("n"))
             counts = step if counts is None else (counts.unionByName(step).groupBy("tid", "attr")
                                                   .agg(F.sum("n").alias("n"))).transform(checkpoint)
