@@ -17,10 +17,11 @@ from pyspark.sql import SparkSession
 
 from dqkit import charts, render
 from dqkit.errors import ParameterError
-from dqkit.repair import METHODS
 from dqkit.result import Table
 from dqkit.sources import DatabaseSource
+from dqkit.errors import DqkitError
 from dqkit.widgets.controllers import TableListing, error_text
+from dqkit.widgets.declared import DeclaredFields
 from dqkit.widgets.pickers import _Guard
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
 from dqkit.widgets.rule_picker import RulePicker
@@ -66,7 +67,10 @@ class ViolationGraphView(W.VBox):
             self.component.value = options[0][1] if options else None
         if not options:
             self.png = None
-            self.image.value = wrap("<p class='muted'>No violation has a cell to draw: nothing to show.</p>")
+            self.image.value = wrap("<p class='muted'>A run with <b>since</b> lists violations by the keys of their "
+                                    "rows: clear since and run again to see the violation graph.</p>"
+                                    if run.mode == "since" else
+                                    "<p class='muted'>No violation has a cell to draw: nothing to show.</p>")
             return
         more = (f"<p class='muted'>The {len(options)} largest components are offered.</p>"
                 if len(options) >= self.controller.max_components else "")
@@ -111,7 +115,9 @@ class ViolationView(W.Tab):
     """The explorer's four tabs: violations per rule, violations and fixes, violation graph, repairs.
 
     The detection tabs and the repairs tab are ``ResultView`` tabs (``sections()`` of the run and of
-    the ``RepairResult``); the graph tab is interactive.
+    the ``RepairResult``); the graph tab is interactive. A run with ``since`` is shown as every view
+    shows a ``detect --since`` result (``SINCE_TABS``: Summary, New, Resolved, Persisting), then the
+    graph and repairs tabs; the next plain run gets the four tabs back.
     """
 
     #: not ``titles``: that is ipywidgets 8's own Tab trait, and a class attribute of that name blanks the tabs
@@ -122,12 +128,20 @@ class ViolationView(W.Tab):
         self.repair_view = ResultView((("Repairs", None),), sample_rows)
         self.graph = graph
         super().__init__(children=[*self.detection_view.children, graph, *self.repair_view.children])
-        for i, title in enumerate(self.TAB_TITLES):
-            self.set_title(i, title)
+        self._compose()
         self.clear()
+
+    def _compose(self) -> None:
+        """Children and titles from the detection view's current tabs, then the graph and the repairs."""
+        detection = list(self.detection_view.children)
+        titles = [self.detection_view.get_title(i) for i in range(len(detection))]
+        if list(self.children[:len(detection)]) != detection or len(self.children) != len(detection) + 2:
+            self.children = [*detection, self.graph, *self.repair_view.children]
+        self.titles = (*titles, *self.TAB_TITLES[2:])
 
     def show(self, run: ViolationRun) -> None:
         self.detection_view.show(run)
+        self._compose()
         if run.repair is not None:
             self.repair_view.show(run.repair)
         else:
@@ -145,12 +159,14 @@ class ViolationView(W.Tab):
             self.graph.clear()
 
 
-class ViolationExplorer(ExplorerBase):
+class ViolationExplorer(DeclaredFields, ExplorerBase):
     """Detect (and repair) the violations of rules on a table interactively.
 
     ``ViolationExplorer(source, table=..., rules=..., key=...)`` shows a ``RulePicker`` for the table
-    and the rules, a key, a repair checkbox with the method and the iteration bound, and ``Run``
-    (or ``.run()``). Spark's progress and a Cancel button show while it works; the result
+    and the rules, a key, a repair checkbox with the method and the iteration bound, ``since`` (a
+    previous version: the old table, a DataFrame, or the folder ``detect --out`` wrote) with its
+    ``max change``, and ``Run`` (or ``.run()``); the fields are ``detect``'s and ``repair``'s declared
+    parameters. With ``since``, the result shows in New / Resolved / Persisting tabs. Spark's progress and a Cancel button show while it works; the result
     (``.result``, a ``ViolationRun``) appears in four tabs: violations per rule with a chart, a sample
     of violations and candidate fixes, the violation graph of a chosen component, and the repairs
     (each change old → new, violations per rule before and after). Errors show as readable messages.
@@ -158,10 +174,11 @@ class ViolationExplorer(ExplorerBase):
 
     def __init__(self, source: DatabaseSource | TableListing | Any, *, table: str | None = None, rules: Any = None,
                  key: str | None = None, repair: bool = False, method: str = "auto", max_iterations: int = 10,
-                 sample_rows: int = 10, max_nodes: int = 60, spark: SparkSession | None = None) -> None:
+                 sample_rows: int = 10, max_nodes: int = 60, since: Any = None, max_change: float = 0.05,
+                 spark: SparkSession | None = None) -> None:
         c = ViolationController(source, table=table, rules=rules, key=key, repair=repair, method=method,
                                 max_iterations=max_iterations, sample_rows=sample_rows, max_nodes=max_nodes,
-                                spark=spark)
+                                since=since, max_change=max_change, spark=spark)
         self._guard = _Guard()
         self.rule_picker = RulePicker(controller=c.ruleset)
         self.graph = ViolationGraphView(c)
@@ -170,17 +187,20 @@ class ViolationExplorer(ExplorerBase):
         self.key.observe(self._on_key, names="value")
         self.repair_box = W.Checkbox(value=c.repair, description="repair", indent=False, layout=W.Layout(width="80px"))
         self.repair_box.observe(lambda ch: c.set_repair(ch["new"]), names="value")
-        self.method = W.Dropdown(options=list(METHODS), value=c.method, description="method",
-                                 layout=W.Layout(width="260px"))
-        self.method.observe(lambda ch: c.set_method(ch["new"]), names="value")
-        self.max_iterations = W.BoundedIntText(value=c.max_iterations, min=1, max=1000, description="iterations",
-                                               layout=W.Layout(width="180px"))
-        self.max_iterations.observe(lambda ch: c.set_max_iterations(ch["new"]), names="value")
+        self.method = self.declare("repair", "method", c.method, width="260px")
+        self.max_iterations = self.declare("repair", "max_iterations", c.max_iterations, width="220px")
+        since_text = c.since if isinstance(c.since, str) else ("" if c.since is None else "(the DataFrame given)")
+        self.since = self.declare("detect", "since", since_text, width="420px")
+        self.max_change = self.declare("detect", "max_change", c.max_change, width="200px")
+        for widget, setter in ((self.method, c.set_method), (self.max_iterations, c.set_max_iterations),
+                               (self.since, c.set_since), (self.max_change, c.set_max_change)):
+            widget.observe(lambda ch, set_=setter: self._set(set_, ch["new"]), names="value")
         c.ruleset.on_change(lambda what: self._sync_key() if what == "table" else None)
         self._sync_key()
         super().__init__([
             self.rule_picker,
             W.HBox([self.key, self.repair_box, self.method, self.max_iterations]),
+            W.HBox([self.since, self.max_change]),
             W.HBox([self.run_button]), self.progress, self.message, self.view])
 
     # ----- public API
@@ -199,6 +219,14 @@ class ViolationExplorer(ExplorerBase):
         with self._guard():
             self.key.options = options
             self.key.value = self.controller.key or ""
+
+    def _set(self, setter: Any, value: Any) -> None:
+        """A field's value to the controller; a value the declaration refuses is shown, not raised."""
+        try:
+            setter(value)
+            self.message.value = ""
+        except DqkitError as exc:
+            self._show_error(error_text(exc))
 
     def _on_key(self, change: dict[str, Any]) -> None:
         if not self._guard.active:

@@ -1,9 +1,14 @@
 """ViolationController: the state and the run of the violation explorer (detect, the violation
-hypergraph's largest components, and repair when asked), and ``ViolationRun``, what one run produced.
-Plain Python (no ipywidgets); ``ViolationExplorer`` is its view.
+hypergraph's largest components, and repair when asked; with ``since``, the violations new, resolved and
+persisting since a previous version), and ``ViolationRun``, what one run produced. Plain Python (no
+ipywidgets); ``ViolationExplorer`` is its view. The options that are parameters of ``detect`` and
+``repair`` (``since``, ``max_change``, ``method``, ``max_iterations``) are checked as those systems
+declare them (``dqkit.widgets.declared.convert``), never here.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,10 +22,13 @@ from pyspark.sql.window import Window
 from dqkit import charts
 from dqkit.detect import DetectionResult, detect
 from dqkit.errors import ParameterError
-from dqkit.repair import METHODS, RepairResult, ViolationHypergraph, repair, violation_hypergraph
+from dqkit.detect.since import SinceResult, detect_since
+from dqkit.repair import RepairResult, ViolationHypergraph, repair, violation_hypergraph
 from dqkit.result import Table
 from dqkit.sources import DatabaseSource
+from dqkit.systems.detect import DetectParams, check_since
 from dqkit.widgets.controllers import RunController, TableListing
+from dqkit.widgets.declared import convert
 from dqkit.widgets.rules_controller import RulesController
 
 __all__ = ["COMPONENT_COLUMNS", "FIX_SAMPLE_COLUMNS", "ViolationController", "ViolationRun", "fix_sample",
@@ -36,15 +44,21 @@ class ViolationRun:
     violation hypergraph: ``component, tid, attr, cells, violations``; None/empty without violations),
     ``repair`` (a ``RepairResult`` when repair was asked for) and ``seconds`` per stage.
     ``sections()`` is the detection's sections plus the fix sample, so the widget says what
-    ``detection.to_html()`` says.
+    ``detection.to_html()`` says. A run with ``since`` has a ``SinceResult`` as ``detection`` (``mode``
+    "since": every view shows it in New / Resolved / Persisting tabs), no fixes and no graph.
     """
 
-    detection: DetectionResult
+    detection: DetectionResult | SinceResult
     fixes: pd.DataFrame
     hypergraph: ViolationHypergraph | None
     components: pd.DataFrame
     repair: RepairResult | None = None
     seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        """The detection's mode: "since" for a run against a previous version (``tabs_for`` reads it)."""
+        return str(getattr(self.detection, "mode", "violations"))
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         blocks = list(self.detection.sections(sample_rows=sample_rows))
@@ -98,8 +112,8 @@ class ViolationController(RunController):
     def __init__(self, source: DatabaseSource | TableListing | Any = None, *, table: str | None = None,
                  rules: Any = None, key: str | None = None, repair: bool = False, method: str = "auto",
                  max_iterations: int = 10, sample_rows: int = 10, max_components: int = 50,
-                 max_nodes: int = 60, spark: SparkSession | None = None,
-                 ruleset: RulesController | None = None) -> None:
+                 max_nodes: int = 60, since: Any = None, max_change: float = 0.05,
+                 spark: SparkSession | None = None, ruleset: RulesController | None = None) -> None:
         super().__init__(spark)
         if ruleset is None and source is None:
             raise ParameterError("the violation explorer needs a source (a table, a database or a TableListing)")
@@ -111,9 +125,13 @@ class ViolationController(RunController):
         self.sample_rows = sample_rows
         self.max_components = max_components
         self.max_nodes = max_nodes
+        self.since: Any = None
+        self.max_change = 0.05
         self.set_key(key)
         self.set_method(method)
         self.set_max_iterations(max_iterations)
+        self.set_since(since)
+        self.set_max_change(max_change)
         self.ruleset.on_change(self._on_ruleset)
 
     # ----- selections
@@ -133,15 +151,30 @@ class ViolationController(RunController):
         self._changed("selection")
 
     def set_method(self, method: str) -> None:
-        if method not in METHODS:
-            raise ParameterError(f"unknown repair method {method!r}", hint=f"one of {', '.join(METHODS)}")
-        self.method = method
+        """The repair method, as ``repair`` declares ``method`` (its choices)."""
+        self.method = convert("repair", "method", method)
         self._changed("selection")
 
     def set_max_iterations(self, n: int) -> None:
-        if int(n) < 1:
-            raise ParameterError("max_iterations must be >= 1")
-        self.max_iterations = int(n)
+        """The repair rounds bound, as ``repair`` declares ``max_iterations`` (a whole number >= 1)."""
+        self.max_iterations = convert("repair", "max_iterations", n)
+        self._changed("selection")
+
+    def set_since(self, since: Any) -> None:
+        """The previous version to compare with (``detect``'s ``since``): the old table (a path,
+        ``catalog:db.t`` or a DataFrame) or the folder ``detect --out`` wrote for it; None or blank: a
+        plain detection. Checked with the rules and the key when a run starts (``since_params``)."""
+        if since is None or (isinstance(since, (str, os.PathLike)) and not os.fspath(since).strip()):
+            self.since = None
+        elif isinstance(since, (str, os.PathLike)):
+            self.since = convert("detect", "since", os.fspath(since).strip())
+        else:
+            self.since = since  # a DataFrame: the old table itself
+        self._changed("selection")
+
+    def set_max_change(self, share: Any) -> None:
+        """With ``since``: the cost rule's share of changed rows (``detect``'s ``max_change``, 0..1)."""
+        self.max_change = convert("detect", "max_change", share)
         self._changed("selection")
 
     def _on_ruleset(self, what: str) -> None:
@@ -151,15 +184,33 @@ class ViolationController(RunController):
 
     # ----- running
     def arguments(self) -> dict[str, Any]:
-        """The keyword arguments ``detect``/``repair`` get; a bad rule fails here, before any Spark job."""
+        """The keyword arguments ``detect``/``repair`` get; a bad rule fails here, before any Spark job,
+        and so does a ``since`` that ``detect`` would refuse (``since_params``)."""
         rules = self.ruleset.check()
+        if self.since is not None:
+            self.since_params(rules)
         return {"table": self.ruleset.frame(), "rules": rules, "key": self.key, "name": self.ruleset.table}
 
+    def since_params(self, rules: list[Any]) -> DetectParams:
+        """``detect``'s parameters for a run with ``since``, checked by its own ``check_since`` without
+        Spark: a key is needed, a saved detection must match the rules and key, an old table must exist
+        and hold the key and the rules' columns (read from its footer or header)."""
+        params = DetectParams.parse({"table": str(self.ruleset.table), "rules": ("(the explorer's rules)",),
+                                     "key": self.key, "max_change": self.max_change,
+                                     "since": self.since if isinstance(self.since, str) else None})
+        if not isinstance(self.since, str):
+            params = dataclasses.replace(params, since=self.since)  # a DataFrame: checked by Spark
+        check_since(params, rules)
+        return params
+
     def expected_steps(self) -> int:
-        return len(self.ruleset.rules) + 1 + (self.max_iterations if self.repair else 0)
+        rules = 1 if self.since is not None else len(self.ruleset.rules)
+        return rules + 1 + (self.max_iterations if self.repair else 0)
 
     def work(self, progress: Callable[[str, str, int, int], None]) -> ViolationRun:
         args = self.arguments()
+        if self.since is not None:
+            return self._work_since(args, progress)
         n_rules = len(args["rules"])
         total = n_rules + 1 + (self.max_iterations if self.repair else 0)
 
@@ -187,6 +238,26 @@ class ViolationController(RunController):
             seconds["repair"] = time.perf_counter() - t2
         seconds["total"] = time.perf_counter() - t0
         return ViolationRun(det, fixes, graph, components, repaired, seconds)
+
+    def _work_since(self, args: dict[str, Any], progress: Callable[[str, str, int, int], None]) -> ViolationRun:
+        """``detect --since`` on the table (then repair, when ticked): new, resolved and persisting."""
+        total = 2 + (self.max_iterations if self.repair else 0)
+        seconds: dict[str, float] = {}
+        t0 = time.perf_counter()
+        since = detect_since(args["table"], self.since, args["rules"], key=str(args["key"]), spark=self.spark,
+                             name=args["name"], max_change=self.max_change)
+        seconds["detect"] = time.perf_counter() - t0
+        progress("detect", "since", 2, total)
+        repaired = None
+        if self.repair:
+            t1 = time.perf_counter()
+            repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
+                              max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
+                              progress=lambda s, i, d, t: progress("repair", i, 2 + d, total))
+            seconds["repair"] = time.perf_counter() - t1
+        seconds["total"] = time.perf_counter() - t0
+        return ViolationRun(since, pd.DataFrame(columns=FIX_SAMPLE_COLUMNS), None,
+                            pd.DataFrame(columns=COMPONENT_COLUMNS), repaired, seconds)
 
     # ----- the violation graph
     def component_options(self) -> list[tuple[str, tuple[Any, str]]]:
