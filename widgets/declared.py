@@ -20,7 +20,7 @@ __all__ = ["DeclaredFields", "convert", "default", "field_for", "param_field", "
 #: an unset value (``None`` is a value: a parameter's "not given")
 _UNSET: Any = object()
 #: the bound of a number field whose declaration gives none (ipywidgets needs one)
-_BIG = 1e18
+_BIG = 1e15
 
 
 def spec(system: str, name: str) -> ParamSpec:
@@ -41,7 +41,8 @@ def convert(system: str, name: str, value: Any) -> Any:
 
 def field_for(s: ParamSpec, value: Any, *, typed: bool = False) -> W.Widget:
     """The input widget of one parameter: a checkbox, a drop-down of its choices, or a text box;
-    ``typed``: a number field bounded by the declared range for an int or float (else a text box)."""
+    ``typed``: a number field bounded by the declared range for an int or float that cannot be None
+    (else a text box, where blank means None)."""
     description = s.name.replace("_", " ")
     style = {"description_width": "initial"}
     if s.kind is bool:
@@ -49,7 +50,7 @@ def field_for(s: ParamSpec, value: Any, *, typed: bool = False) -> W.Widget:
     if s.choices and not s.repeat:
         return W.Dropdown(options=list(s.choices), value=value if value in s.choices else s.choices[0],
                           description=description, tooltip=s.help, style=style)
-    if typed and s.kind in (int, float) and not s.repeat and value is not None:
+    if typed and s.kind in (int, float) and not s.repeat and not s.optional and value is not None:
         low = s.low if s.low is not None else -_BIG
         high = s.high if s.high is not None else _BIG
         if s.kind is int:

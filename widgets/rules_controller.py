@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from dqkit import render
 from dqkit.errors import ParameterError, RuleError, UnknownColumnError
+from dqkit.result import Table, sections_html
 from dqkit.rules import parse_rule, rules_from_yaml, validate_rules
 from dqkit.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing, _Observable
@@ -318,5 +319,5 @@ class RulesController(_Observable):
                              columns=["rule", "kind", "definition", "columns"])
         table = f" on {self.table}" if self.table else " (no table chosen: columns not checked)"
         n = len(self.rules)
-        return wrap(f"<p class='ok'><b>{n} rule{'s' if n != 1 else ''} valid</b>{render.esc(table)}</p>"
-                    + render.html_table(frame))
+        return (render.HTML_STYLE + f"<div class='dqkit'><p class='ok'><b>{n} rule{'s' if n != 1 else ''} valid</b>"
+                f"{render.esc(table)}</p></div>" + sections_html([Table("", frame)]))
