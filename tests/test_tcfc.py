@@ -596,7 +596,7 @@ def test_explorer_edits_levels_checks_them_runs_grows_the_tree_and_shows_fragmen
     assert ex.set_levels("HEI_id\nHEI_id, acdmYear\nHEI_id, acdmYear, yearOfStudy, student_id")
     warnings = ex.check()
     assert warnings == [] and ex.notes.value == ""
-    ex.budget.value = 30
+    ex.budget.value = "30"  # the declared budget field: text, blank for none
     result = ex.run(timeout=60)
     assert ex.status == "done" and result.status == COMPLETED
     assert [rec.level for rec, _ in ex.controller.tree] == [1, 2, 3] and "job 3" in ex.tree_box.value

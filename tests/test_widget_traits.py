@@ -20,12 +20,23 @@ def _widget_classes():
                 yield cls
 
 
+def _ours(klass) -> bool:
+    """A class of dqkit's (or a test's), not of ipywidgets or traitlets."""
+    return not klass.__module__.startswith(("ipywidgets", "traitlets", "builtins"))
+
+
 def _shadowed(cls) -> list[str]:
+    """Names that a class of ours in ``cls``'s MRO (the class itself, its dqkit bases and mixins such as
+    ``DeclaredFields``) defines as a plain attribute, method or property while an ipywidgets base of
+    ``cls`` declares a trait of that name."""
     traits: set[str] = set()
-    for base in cls.__mro__[1:]:
-        if hasattr(base, "class_trait_names"):
+    for base in cls.__mro__:
+        if not _ours(base) and hasattr(base, "class_trait_names"):
             traits |= set(base.class_trait_names())
-    own = {name: value for name, value in vars(cls).items() if not name.startswith("__")}
+    own: dict[str, object] = {}
+    for klass in cls.__mro__:
+        if _ours(klass):
+            own.update({name: value for name, value in vars(klass).items() if not name.startswith("__")})
     return sorted(name for name, value in own.items() if name in traits and not hasattr(value, "default_value"))
 
 
@@ -39,6 +50,18 @@ def test_the_shadow_check_catches_a_tab_with_a_titles_attribute():
         titles = ("a", "b")
 
     assert _shadowed(Blank) == ["titles"]
+
+
+def test_the_shadow_check_catches_a_trait_shadowed_by_a_mixin_or_a_property():
+    class Mixin:
+        layout = "wide"
+
+    class Boxed(Mixin, W.VBox):
+        @property
+        def children(self):  # a property named like the trait hides it as surely as a value
+            return ()
+
+    assert _shadowed(Boxed) == ["children", "layout"]
 
 
 def test_the_violation_view_draws_its_four_tab_titles():

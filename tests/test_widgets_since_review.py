@@ -97,3 +97,39 @@ def test_the_detect_widget_shows_a_since_run_in_new_resolved_and_persisting_tabs
     ex.run(timeout=600)
     assert ex.status == "done", ex.error
     assert tab_titles(ex.view) == ["Summary", "Violations", "Charts"]
+
+
+# ------------------------------------------------------------------ the violation explorer's since option
+def test_the_violation_explorer_with_since_shows_new_resolved_and_persisting_tabs_then_its_own_again(spark, tmp_path):
+    from dqkit.widgets import ViolationExplorer
+
+    rules = load_rules(RULES)
+    detect(MONDAY, rules, key="id", spark=spark).save(tmp_path / "monday")  # a saved detection as OLD
+    ex = ViolationExplorer(TUESDAY, rules=RULES, key="id", spark=spark)
+    plain = ["Violations per rule", "Violations and fixes", "Violation graph", "Repairs"]
+    assert tab_titles(ex.tabs) == plain
+    ex.since.value = str(tmp_path / "monday")
+    ex.max_change.value = 0.5
+    assert (ex.controller.since, ex.controller.max_change) == (str(tmp_path / "monday"), 0.5)
+    ex.run(timeout=600)
+    assert ex.status == "done", ex.error
+    assert tab_titles(ex.tabs) == ["Summary", "New", "Resolved", "Persisting", "Violation graph", "Repairs"]
+    summary, new, resolved, persisting = (ex.tabs.children[i].value for i in range(4))
+    assert "1 new, 1 persisting, 2 resolved" in summary
+    assert "zip_city" in new and "2 of 2 shown" in resolved and "Persisting violations" in persisting
+    assert "clear since" in ex.tabs.children[4].image.value
+    ex.since.value = ""
+    ex.run(timeout=600)
+    assert ex.status == "done", ex.error
+    assert tab_titles(ex.tabs) == plain and "First violations" in ex.tabs.children[1].value
+
+
+def test_the_violation_explorer_refuses_since_without_a_key_before_spark(spark):
+    from dqkit.widgets import ViolationExplorer
+
+    ex = ViolationExplorer(TUESDAY, rules=RULES, since=MONDAY, spark=spark)
+    assert ex.run(60) is None and ex.status == "failed"
+    assert "--since needs --key" in ex.error and "Error" in ex.message.value
+    ex.max_change.value = 1.0
+    with pytest.raises(ParameterError, match="--max-change"):
+        ex.controller.set_max_change(2)  # the declared range of detect's max_change

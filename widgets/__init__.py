@@ -23,9 +23,10 @@ from dqkit.widgets.result_view import ExplorerBase, ResultView
 from dqkit.widgets.since_review import ChangeReview, SinceView
 from dqkit.widgets.system import SystemController, SystemExplorer
 from dqkit.widgets.tcfc_explorer import TcfcController, TcfcExplorer
-from dqkit.widgets.rules_explorer import (
-    RulePicker, RuleProblem, RulesController, ViolationController, ViolationExplorer, ViolationRun,
-)
+from dqkit.widgets.rules_controller import RuleProblem, RulesController
+from dqkit.widgets.rule_picker import RulePicker
+from dqkit.widgets.violation_controller import ViolationController, ViolationRun
+from dqkit.widgets.rules_explorer import ViolationExplorer
 
 __all__ = ["ChangeReview", "ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
            "LakeController", "LakeExplorer", "QueryCleaner", "QueryController", "ResultView", "RulePicker", "SinceView",

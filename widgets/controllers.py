@@ -16,6 +16,7 @@ from dqkit.params import format_keys, parse_keys
 from dqkit.progress import BackgroundRun, JobProgress
 from dqkit.session import get_spark
 from dqkit.sources import DatabaseSource, describe, read_database
+from dqkit.widgets.declared import convert
 
 Listener = Callable[[str], None]
 
@@ -262,11 +263,14 @@ class DeltaController(RunController):
         self._changed("selection")
 
     def set_stages(self, stages: Sequence[str]) -> None:
-        self.stages = [s for s in STAGES if s in stages]
+        """The stages to run, as ``delta`` declares ``stages`` (its choices), in the kernel's order."""
+        chosen = convert("delta", "stages", list(stages))
+        self.stages = [s for s in STAGES if s in chosen]
         self._changed("selection")
 
     def set_tolerance(self, abs_tol: float = 0.0, rel_tol: float = 0.0) -> None:
-        self.abs_tol, self.rel_tol = float(abs_tol), float(rel_tol)
+        """The float tolerances, as ``delta`` declares ``abs_tol`` and ``rel_tol`` (numbers >= 0)."""
+        self.abs_tol, self.rel_tol = convert("delta", "abs_tol", abs_tol), convert("delta", "rel_tol", rel_tol)
         self._changed("selection")
 
     def refresh_tables(self) -> None:

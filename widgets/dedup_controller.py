@@ -17,6 +17,7 @@ from dqkit.dedup.evaluate import PairAccuracy, pair_accuracy
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.sources import DatabaseSource
 from dqkit.widgets.controllers import RunController, TableListing, error_text
+from dqkit.widgets.declared import convert
 
 _NONE = "(none)"
 
@@ -123,7 +124,7 @@ class DedupController(RunController):
         if config is not None:
             self.set_config(config)
         if threshold is not None:
-            self.threshold = float(threshold)
+            self.threshold = convert("dedup", "threshold", threshold)
         if truth is not None:
             self.set_truth(truth)
         self.on_change(self._on_status)
@@ -303,9 +304,10 @@ class DedupController(RunController):
     def set_threshold(self, threshold: float) -> DedupResult | None:
         """Clusters at ``threshold`` (no re-scoring; the clusters are recomputed only when the set of
         matching pairs changes, and each set is computed once)."""
-        if isinstance(threshold, bool) or not 0 <= float(threshold) <= 1:
-            raise ParameterError(f"threshold must be a probability between 0 and 1, not {threshold!r}")
-        self.threshold = float(threshold)
+        threshold = convert("dedup", "threshold", threshold)  # dedup's declared threshold: a probability
+        if threshold is None:
+            raise ParameterError("the threshold is a match probability between 0 and 1", hint="pick one, e.g. 0.9")
+        self.threshold = threshold
         if self.result is not None:
             n = self.result.matching_pairs_at(self.threshold)
             if n not in self._cuts:

@@ -18,10 +18,11 @@ import ipywidgets as W
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from dqkit import charts, render
+from dqkit import render
 from dqkit.dedup import plot_block_stats
 from dqkit.dedup.config import METHODS
 from dqkit.errors import DqkitError, ParameterError
+from dqkit.result import Chart, Facts, Notes, Table, sections_html
 from dqkit.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.pickers import ColumnPicker, _Guard, keep_selection
@@ -174,8 +175,9 @@ class DedupExplorer(ExplorerBase):
                                          f"{render.esc(self.controller.stats_error)}</pre>")
             return
         total = int(stats["cumulative_pairs"].iloc[-1]) if len(stats) else 0
-        self.stats_view.value = wrap(f"<p><b>{total:,}</b> pairs to compare</p>" + render.html_table(stats)
-                                     + charts.img_tag(plot_block_stats(stats), "pairs per blocking rule"))
+        self.stats_view.value = render.HTML_STYLE + sections_html([
+            Table(f"Block sizes: {total:,} pairs to compare", stats),
+            Chart("Pairs per blocking rule", "block_stats", lambda: plot_block_stats(stats))])
 
     def show_cluster(self, cluster_id: Any) -> None:
         """Show one cluster's records side by side and offer its pairs for the waterfall."""
@@ -213,7 +215,9 @@ class DedupExplorer(ExplorerBase):
             return
         shown = table[["comparison", "value_1", "value_2", "level", "m", "u", "log2_bayes_factor", "match_weight"]]
         shown = shown.round({"m": 4, "u": 4, "log2_bayes_factor": 2, "match_weight": 2})
-        self.waterfall.value = wrap(charts.img_tag(fig, f"waterfall of {k1} ~ {k2}") + render.html_table(shown))
+        self.waterfall.value = render.HTML_STYLE + sections_html([
+            Chart(f"Waterfall of {k1} ~ {k2}", "waterfall", lambda: fig),
+            Table(f"Match weight of {k1} ~ {k2}, per comparison", shown)])
 
     # ----- view <-> controller
     def _key_value(self, text: str) -> Any:
@@ -312,11 +316,11 @@ class DedupExplorer(ExplorerBase):
         if not metrics:
             self.threshold_view.value = ""
             return
-        facts = "".join(f"<tr><th class='l'>{render.esc(k)}</th><td>{render.esc(v if not isinstance(v, int) else f'{v:,}')}"
-                        "</td></tr>" for k, v in metrics.items())
-        note = (f"<p class='muted'>The counts above and the cluster browser follow the slider; the tabs below show "
-                f"the run at its threshold {c.result.threshold:g}.</p>" if c.result is not None else "")
-        self.threshold_view.value = wrap(f"<table class='facts'>{facts}</table>{note}")
+        facts = Facts("", {k: f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else v
+                           for k, v in metrics.items()})
+        note = ([Notes("", [f"The counts above and the cluster browser follow the slider; the tabs below show the "
+                            f"run at its threshold {c.result.threshold:g}."])] if c.result is not None else [])
+        self.threshold_view.value = render.HTML_STYLE + sections_html([facts, *note])
         sample = c.cluster_sample()
         options = [(f"{r.cluster_id} ({r.cluster_size} records)", r.cluster_id) for r in sample.itertuples()]
         old = self.cluster.value

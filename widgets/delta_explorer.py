@@ -11,7 +11,9 @@ from dqkit import render
 from dqkit.delta import STAGES, DeltaResult
 from dqkit.result import Table
 from dqkit.sources import DatabaseSource
-from dqkit.widgets.controllers import DeltaController, keys_from_mapping
+from dqkit.errors import DqkitError
+from dqkit.widgets.controllers import DeltaController, error_text, keys_from_mapping
+from dqkit.widgets.declared import DeclaredFields
 from dqkit.widgets.pickers import ColumnPicker, TablePicker, _Guard, keep_selection
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
 
@@ -25,7 +27,7 @@ DELTA_TABS = (
 )
 
 
-class DeltaExplorer(ExplorerBase):
+class DeltaExplorer(DeclaredFields, ExplorerBase):
     """Compare two versions of a database interactively.
 
     ``DeltaExplorer(old, new)`` lists the tables; pick tables (none = all), a key and excluded columns
@@ -67,12 +69,10 @@ class DeltaExplorer(ExplorerBase):
                                           layout=W.Layout(width="90px")) for s in STAGES}
         for box in self.stage_boxes.values():
             box.observe(lambda _: c.set_stages([s for s, b in self.stage_boxes.items() if b.value]), names="value")
-        self.abs_tol = W.BoundedFloatText(value=c.abs_tol, min=0, max=1e18, description="abs tol",
-                                          layout=W.Layout(width="180px"))
-        self.rel_tol = W.BoundedFloatText(value=c.rel_tol, min=0, max=1e18, description="rel tol",
-                                          layout=W.Layout(width="180px"))
+        self.abs_tol = self.declare("delta", "abs_tol", c.abs_tol, width="180px")
+        self.rel_tol = self.declare("delta", "rel_tol", c.rel_tol, width="180px")
         for box in (self.abs_tol, self.rel_tol):
-            box.observe(lambda _: c.set_tolerance(self.abs_tol.value, self.rel_tol.value), names="value")
+            box.observe(lambda _: self._set_tolerance(), names="value")
         self.refresh_button = W.Button(description="Refresh tables", icon="refresh")
         self.refresh_button.on_click(lambda _: self.refresh())
         self._sync_key_table()
@@ -97,6 +97,13 @@ class DeltaExplorer(ExplorerBase):
         self._sync_key_table()
 
     # ----- view -> controller
+    def _set_tolerance(self) -> None:
+        try:
+            self.controller.set_tolerance(self.abs_tol.value, self.rel_tol.value)
+            self.message.value = ""
+        except DqkitError as exc:
+            self._show_error(error_text(exc))
+
     def _on_tables(self, tables: tuple[str, ...]) -> None:
         if self._guard.active:
             return

@@ -2,6 +2,9 @@
 
 ``LakeController`` holds the state and calls ``dqkit.lake`` (no ipywidgets); ``LakeExplorer`` binds it
 to widgets. Changing a cost parameter re-plans at once (Opt-Ret only: the stages are not re-run).
+The CLP options (``s``, ``t``, ``seed``, ``mode``, ``verify``) are the ``lake`` system's declared
+parameters: their fields, defaults and checks come from ``LakeParams``. The explorer always plans (it
+offers the cost parameters).
 """
 from __future__ import annotations
 
@@ -15,12 +18,15 @@ from dqkit import render
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.lake import CostModel, LakeResult, find_containment, lineage_provider, load_lake, opt_ret
 from dqkit.lake.optret import AssumeKnown
-from dqkit.result import Chart
+from dqkit.result import Chart, Table, sections_html
 from dqkit.widgets.controllers import RunController, error_text
+from dqkit.widgets.declared import DeclaredFields, convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 
 #: the cost parameters the explorer offers (the rest keep their defaults)
 COST_FIELDS = ("storage_cost", "maintenance_cost", "read_cost", "write_cost", "accesses", "latency_threshold")
+#: the ``lake`` parameters the explorer's controller holds (checked as ``LakeParams`` declares them)
+CLP_FIELDS = ("s", "t", "seed", "mode", "verify")
 
 
 class LakeController(RunController):
@@ -31,14 +37,22 @@ class LakeController(RunController):
     unit = "edges"
 
     def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
-                 verify: bool = True, costs: CostModel | None = None, spark: SparkSession | None = None) -> None:
+                 verify: bool = False, costs: CostModel | None = None, spark: SparkSession | None = None) -> None:
         super().__init__(spark)
-        self.lake, self.s, self.t, self.seed, self.mode, self.verify = lake, s, t, seed, mode, verify
+        self.lake = lake
+        for name, value in zip(CLP_FIELDS, (s, t, seed, mode, verify)):
+            self.set(name, value)
         self.costs = costs or CostModel()
         self.listing: list[dict[str, Any]] = []
         self.listing_error: str | None = None
         if lake:
             self.set_lake(lake)
+
+    def set(self, name: str, value: Any) -> None:
+        """One CLP option (``s``, ``t``, ``seed``, ``mode``, ``verify``), checked as ``lake`` declares it."""
+        if name not in CLP_FIELDS:
+            raise ParameterError(f"unknown lake option {name!r}", hint=", ".join(CLP_FIELDS))
+        setattr(self, name, convert("lake", name, value))
 
     def set_lake(self, lake: str) -> None:
         self.lake = lake
@@ -81,14 +95,14 @@ def _is_plan(block: Any) -> bool:
     return "plan" in getattr(block, "title", "").lower() or "rebuild" in getattr(block, "title", "").lower()
 
 
-class LakeExplorer(ExplorerBase):
+class LakeExplorer(DeclaredFields, ExplorerBase):
     """Explore a lake interactively: ``LakeExplorer("/data/lake")``. Shows the tables with their sizes,
     the CLP parameters, Run (with Spark progress and Cancel), and the result in tabs: summary with the
     stage funnel, the containment graph (a component picker), and the deletion plan, which updates as
     the cost parameters change."""
 
     def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
-                 verify: bool = True, costs: CostModel | None = None, sample_rows: int = 10,
+                 verify: bool = False, costs: CostModel | None = None, sample_rows: int = 10,
                  spark: SparkSession | None = None) -> None:
         c = LakeController(lake, s=s, t=t, seed=seed, mode=mode, verify=verify, costs=costs, spark=spark)
         self._build_run_controls(c, ResultView((("Summary", None), ("Graph", _is_graph), ("Plan", _is_plan)),
@@ -98,14 +112,13 @@ class LakeExplorer(ExplorerBase):
         self.load_button = W.Button(description="List tables", icon="folder-open")
         self.load_button.on_click(lambda _: c.set_lake(self.path.value))
         self.tables_html = W.HTML()
-        self.s = W.BoundedIntText(value=s, min=1, max=64, description="s", layout=W.Layout(width="130px"))
-        self.t = W.BoundedIntText(value=t, min=1, max=10_000, description="t", layout=W.Layout(width="150px"))
-        self.seed = W.IntText(value=seed, description="seed", layout=W.Layout(width="150px"))
-        self.mode = W.Dropdown(options=["paper", "strict"], value=mode, description="mode",
-                               layout=W.Layout(width="200px"))
-        self.verify = W.Checkbox(value=verify, description="verify exactly", indent=False)
-        for w, attr in ((self.s, "s"), (self.t, "t"), (self.seed, "seed"), (self.mode, "mode"), (self.verify, "verify")):
-            w.observe(lambda ch, a=attr: setattr(c, a, ch["new"]), names="value")
+        self.s = self.declare("lake", "s", c.s, width="150px")
+        self.t = self.declare("lake", "t", c.t, width="150px")
+        self.seed = self.declare("lake", "seed", c.seed, width="170px")
+        self.mode = self.declare("lake", "mode", c.mode, width="200px")
+        self.verify = self.declare("lake", "verify", c.verify)
+        for attr in CLP_FIELDS:
+            getattr(self, attr).observe(lambda ch, a=attr: self._set(a, ch["new"]), names="value")
         self.cost_inputs = {f: W.FloatText(value=getattr(c.costs, f), description=f, step=None,
                                            style={"description_width": "120px"}, layout=W.Layout(width="260px"))
                             for f in COST_FIELDS}
@@ -153,7 +166,15 @@ class LakeExplorer(ExplorerBase):
         import pandas as pd
 
         frame = pd.DataFrame(c.listing, columns=["name", "format", "bytes", "columns", "partitioned by"])
-        self.tables_html.value = render.HTML_STYLE + render.wrap(render.html_table(frame, 50)) if len(frame) else ""
+        self.tables_html.value = (render.HTML_STYLE + sections_html([Table(f"Tables of the lake ({len(frame)})", frame,
+                                                                          max_rows=50)]) if len(frame) else "")
+
+    def _set(self, name: str, value: Any) -> None:
+        try:
+            self.controller.set(name, value)
+            self.message.value = ""
+        except DqkitError as exc:
+            self._show_error(error_text(exc))
 
     def _on_cost(self, name: str, value: float) -> None:
         try:
@@ -167,9 +188,10 @@ class LakeExplorer(ExplorerBase):
         if r is None or self.component.value is None:
             self.graph_html.value = ""
             return
-        from dqkit import charts as ch
-
-        self.graph_html.value = ch.img_tag(r.plot_containment_graph(component=self.component.value), "containment graph")
+        component = self.component.value
+        chart = Chart(f"Containment graph, component {component}", "containment_graph",
+                      lambda: r.plot_containment_graph(component=component))
+        self.graph_html.value = render.HTML_STYLE + sections_html([chart])
 
     # ----- public API
     def set_cost(self, name: str, value: float) -> None:

@@ -11,10 +11,9 @@ from pyspark.sql import SparkSession
 
 from dqkit import render
 from dqkit.errors import ParameterError
-from dqkit.relax._result import NOT_PREDICTED, cost_text, predicted
-from dqkit.result import Table, sections_html
+from dqkit.result import sections_html
 from dqkit.widgets.controllers import RunController
-from dqkit.widgets.progress import SparkProgress
+from dqkit.widgets.declared import convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 
 
@@ -28,7 +27,7 @@ class QueryController(RunController):
         from dqkit.relax import Daisy
 
         super().__init__(spark)
-        self.daisy = Daisy(self.spark, strategy=strategy)
+        self.daisy = Daisy(self.spark, strategy=convert("query", "strategy", strategy))  # its declared choices
         self.query = ""
 
     def add_table(self, name: str, source: Any, key: str | None = None, rules: Any = None) -> None:
@@ -52,21 +51,6 @@ class QueryController(RunController):
         if not self.query.strip():
             raise ParameterError("type a query first", hint="SELECT ... FROM ... WHERE ...")
         return self.daisy.query(self.query, progress=progress)
-
-    def cost_totals(self) -> dict[str, Any]:
-        """Per table: the cost model's running totals and its last decision."""
-        out = {}
-        for name, t in self.daisy.tables.items():
-            if t.cost is not None:
-                last = t.cost.history[-1] if t.cost.history else {}
-                secs = t.cost.units == "seconds"
-                out[name] = {"queries": t.cost.queries, "cost units": t.cost.units,
-                             "cumulative incremental cost": cost_text(t.cost.cumulative_incremental, t.cost.units),
-                             ("full cleaning of the rest (predicted)" if secs else "full cost (same queries)"):
-                                 cost_text(last.get("full_cost", 0.0), t.cost.units)
-                                 if last and predicted(last) else NOT_PREDICTED,
-                             "last decision": last.get("decision", ""), "switched at query": t.cost.switched_at or "no"}
-        return out
 
 
 class QueryCleaner(ExplorerBase):
@@ -116,19 +100,16 @@ class QueryCleaner(ExplorerBase):
             self.tables.value = f"<ul>{''.join(rows)}</ul>"
 
     def show_result(self, result: Any) -> None:
-        """The dirty and cleaned answers side by side, the cost model's totals, then the tabs."""
-        c = self.controller
+        """The dirty and cleaned answers side by side, the cost model's totals, then the tabs: all of them
+        the result's own ``sections()``."""
         blocks = result.sections(sample_rows=self.sample_rows)
         cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
         dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
         self.answers.value = render.HTML_STYLE + (
             "<div style='display:flex;gap:24px'>"
             f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
-        totals = c.cost_totals()
-        import pandas as pd
-
-        frame = pd.DataFrame([{"table": k, **v} for k, v in totals.items()])
-        self.cost.value = render.HTML_STYLE + sections_html([Table("Cost model", frame)]) if totals else ""
+        costs = [b for b in blocks if getattr(b, "title", "").startswith("Cost model")]  # the result's own
+        self.cost.value = render.HTML_STYLE + sections_html(costs) if costs else ""
         super().show_result(result)
         self.view.children[0].value = self.answers.value  # the Answers tab: dirty and cleaned side by side
 

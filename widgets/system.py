@@ -14,6 +14,7 @@ from dqkit import render
 from dqkit.errors import DqkitError, ParameterError, describe_error
 from dqkit.systems import Params, ParamSpec, System, get
 from dqkit.widgets.controllers import RunController
+from dqkit.widgets.declared import field_for
 from dqkit.widgets.result_view import ExplorerBase, ResultView, TabRule
 
 
@@ -62,15 +63,7 @@ class SystemController(RunController):
 
 def _field(s: ParamSpec, value: Any) -> W.Widget:
     """The input widget of one parameter: a checkbox, a drop-down of its choices, or a text box."""
-    description = s.name.replace("_", " ")
-    style = {"description_width": "initial"}
-    if s.kind is bool:
-        return W.Checkbox(value=bool(value), description=description, tooltip=s.help, indent=False)
-    if s.choices and not s.repeat:
-        return W.Dropdown(options=list(s.choices), value=value if value in s.choices else s.choices[0],
-                          description=description, tooltip=s.help, style=style)
-    text = s.sep.join(map(str, value)) if isinstance(value, (list, tuple)) else ("" if value is None else str(value))
-    return W.Text(value=text, description=description, placeholder=s.help, tooltip=s.help, style=style)
+    return field_for(s, value)
 
 
 class SystemExplorer(ExplorerBase):

@@ -6,6 +6,8 @@ grow job by job, and click a differing fragment to see a bounded sample of its r
 Cancel stops the run the way an expired budget does: the result is the UNCOMPLETED report so far.
 
 ``TcfcController`` holds the state and calls ``dqkit.tcfc``; ``TcfcExplorer`` binds ipywidgets to it.
+The budget is the ``tcfc`` system's declared ``budget`` (its field, help and check from ``TcfcParams``:
+seconds above 0, blank for none); a fragment's rows show as the result's sections show a table.
 """
 from __future__ import annotations
 
@@ -18,11 +20,13 @@ import ipywidgets as W
 
 from dqkit import render
 from dqkit.errors import DqkitError, ParameterError
+from dqkit.result import Table, sections_html
 from dqkit.tcfc import TcfcResult, TcfcSpec, check_levels, load_spec, run_tcfc
 from dqkit.tcfc.engines import EnginePool, bind_pair
 from dqkit.tcfc.result import fragment_label
 from dqkit.tcfc.spec import Level, validate_pair
 from dqkit.widgets.controllers import RunController, error_text
+from dqkit.widgets.declared import DeclaredFields, convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
 
 __all__ = ["TcfcController", "TcfcExplorer"]
@@ -86,10 +90,9 @@ class TcfcController(RunController):
         self._changed("spec")
         return True
 
-    def set_budget(self, seconds: float | None) -> None:
-        if seconds is not None and not seconds > 0:
-            raise ParameterError(f"the budget must be more than 0 seconds, got {seconds}")
-        self.budget = seconds
+    def set_budget(self, seconds: float | str | None) -> None:
+        """The time budget in seconds (text or a number; None or blank: none), as ``tcfc`` declares it."""
+        self.budget = None if seconds is None else convert("tcfc", "budget", seconds)
 
     def check(self) -> list[str]:
         """The M4 warnings of the selected pairs (distinct counts on each source)."""
@@ -137,7 +140,7 @@ class TcfcController(RunController):
         return self.result.rows(pair, level, values, limit)
 
 
-class TcfcExplorer(ExplorerBase):
+class TcfcExplorer(DeclaredFields, ExplorerBase):
     """Pairs and levels, M4 warnings, budget, Run/Cancel, the growing tree and a fragment drill-down."""
 
     def __init__(self, spec: Any, *, budget: float | None = None, spark: Any = None, sample_rows: int = 20) -> None:
@@ -151,7 +154,7 @@ class TcfcExplorer(ExplorerBase):
         self.levels_text = W.Textarea(description="X per line", layout=W.Layout(width="60%", height="90px"))
         self.apply_levels = W.Button(description="Apply levels", icon="check")
         self.check_button = W.Button(description="Check levels (M4)", icon="search")
-        self.budget = W.FloatText(value=c.budget or 0.0, description="Budget (s)")
+        self.budget = self.declare("tcfc", "budget", c.budget, width="360px")
         self.notes = W.HTML()
         self.tree_box = W.HTML()
         self.leaves = W.Dropdown(options=[], description="Fragment")
@@ -208,14 +211,14 @@ class TcfcExplorer(ExplorerBase):
             return None
         pair, level, values = self.leaves.value
         sample = self.controller.rows(pair, level, values, self.sample_rows)
-        parts = [f"<h4>{render.esc(side)} (at most {self.sample_rows} rows)</h4>{render.html_table(df)}"
-                 for side, df in sample.items()]
-        self.rows_box.value = wrap("".join(parts))
+        blocks = [Table(f"{side} (at most {self.sample_rows} rows)", df) for side, df in sample.items()]
+        self.rows_box.value = render.HTML_STYLE + sections_html(blocks)
         return sample
 
-    def _set_budget(self, value: float) -> None:
+    def _set_budget(self, value: str) -> None:
         try:
-            self.controller.set_budget(value if value else None)
+            self.controller.set_budget(value)
+            self.controller.problem = None
         except DqkitError as exc:
             self.controller.problem = error_text(exc)
         self._render_notes()
