@@ -19,7 +19,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 
 from dqkit import charts, render
-from dqkit.dedup import plot_block_stats
+from dqkit.dedup import blocking_table, plot_block_stats
 from dqkit.dedup.config import METHODS
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.sources import DatabaseSource
@@ -174,7 +174,7 @@ class DedupExplorer(ExplorerBase):
                                          f"{render.esc(self.controller.stats_error)}</pre>")
             return
         total = int(stats["cumulative_pairs"].iloc[-1]) if len(stats) else 0
-        self.stats_view.value = wrap(f"<p><b>{total:,}</b> pairs to compare</p>" + render.html_table(stats)
+        self.stats_view.value = wrap(f"<p><b>{total:,}</b> pairs to compare</p>" + blocking_table(stats).to_html()
                                      + charts.img_tag(plot_block_stats(stats), "pairs per blocking rule"))
 
     def show_cluster(self, cluster_id: Any) -> None:

@@ -19,7 +19,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup._cluster import cluster_records  # noqa: F401 - re-exported (tests, callers)
 from dqkit.dedup._charts import (  # noqa: F401 - re-exported (evaluate, dqkit.dedup)
-    DedupCharts, plot_block_stats, probability_to_weight, weight_to_probability,
+    DedupCharts, blocking_table, plot_block_stats, probability_to_weight, weight_to_probability,
 )
 from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
@@ -344,10 +344,7 @@ class DedupResult(DedupCharts, Result):
             "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
             "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
             "prior (two random records match)": f"{self.model.prior:.3g}"}), self._config_facts()]
-        blocks.append(Table("Blocking rules", self.block_stats,
-                            note=("comparisons = Σ n_left·n_right" if self.is_link else "comparisons = Σ n(n−1)/2")
-                                 + " over the rule's blocks; new_pairs = pairs no earlier "
-                                 "rule produced (each pair is compared once); oversized blocks are skipped"))
+        blocks.append(blocking_table(self.block_stats, max_rows=sample_rows or None, link=self.is_link))
         blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes))
         blocks.append(Table("Model", self.model_table(),
                             note="m = P(level | match), u = P(level | non-match); a pair's match weight is "
