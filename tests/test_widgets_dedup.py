@@ -75,6 +75,8 @@ def test_block_sizes_before_running_count_each_pair_once_with_the_cumulative_tot
     assert list(stats["new_pairs"]) == [len(by_surname), len(by_postcode - by_surname)]
     assert list(stats["cumulative_pairs"]) == [len(by_surname), len(by_surname | by_postcode)]
     assert stats["comparisons"].iloc[1] == len(by_postcode)
+    # the widget shows the report's blocking table: headers in words, not the raw statistics
+    assert "cumulative pairs" in ex.stats_view.value and "cumulative_pairs" not in ex.stats_view.value
     # the run compared exactly those pairs
     assert ex.result.n_pairs == len(by_surname | by_postcode)
 
