@@ -11,8 +11,8 @@ the Spark jobs it started:
 * tcfc (``TcfcController``): change the level-2 fragmentation column and re-run;
 * query (``QueryController``): run another query (another ZIP code) on the same Daisy;
 * lake (``LakeController``): change a cost parameter (the plan is recomputed);
-* page a table (``ResultView``): show a finished result again with the next page of rows
-  (``sample_rows`` 10 -> 20): a page must not re-run Spark.
+* page a table (``ResultView.set_sample_rows``): the result view, showing a finished result, shows
+  its samples with 20 rows, then 10 again: a page must not re-run Spark.
 
 Prints a table (system, action, seconds, Spark jobs, goal, met?) and the load average. Not part of
 ``make test``.
@@ -115,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {system:7} {action:45} {seconds:7.2f} s  {n_jobs:5.0f} jobs", flush=True)
 
     def page(system: str, result: Any) -> None:
-        record(system, "page a table (result view, 10 -> 20 rows)",
-               lambda i: ResultView((("Result", None),), sample_rows=20 if i % 2 == 0 else 10).show(result))
+        view = ResultView((("Result", None),), sample_rows=10)
+        view.show(result)  # what the explorer shows when the run ends
+        record(system, "page a table (result view, 10 <-> 20 rows)",
+               lambda i: view.set_sample_rows(20 if i % 2 == 0 else 10))
 
     dirty = str(inputs["tax"] / "dirty")
     if "detect" in only:

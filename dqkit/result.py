@@ -27,6 +27,11 @@ from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - d
 from dqkit.preflight import TABLE_FILE_SUFFIXES, check_out
 
 
+#: rows a result fetches at least for a sample it shows, and keeps: showing it again, or another page
+#: of up to this many rows, runs no Spark job (the widgets' paging)
+SAMPLE_PREFETCH = 50
+
+
 # --------------------------------------------------------------------------------------------
 # Section blocks: what a person reads. Each renders itself as text and as escaped HTML.
 # --------------------------------------------------------------------------------------------

@@ -237,3 +237,59 @@ def test_progress_and_cancel_work_under_spark_connect(tmp_path):
     outcome = json.loads(proc.stdout.strip().splitlines()[-1])
     assert outcome == {"seen_tasks": 2, "status": "cancelled", "error": "CancelledError",
                        "after": "done", "result": 10}
+
+
+def _jobs_started(spark) -> int:
+    """How many Spark jobs the session has started (the DAG scheduler's next job id)."""
+    n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    return int(n if isinstance(n, int) else n.get())
+
+
+def test_paging_a_shown_result_runs_no_spark_job_and_draws_no_chart_again(spark, monkeypatch):
+    """Issue 25's warm actions: the result view pages through a detection's violation sample (10 rows,
+    then 20, then 3) from what the result fetched once; charts are drawn once per result."""
+    from dqkit import charts
+    from dqkit.detect import detect
+    from dqkit.widgets import ResultView
+
+    rows = [(i, f"{i % 3}", f"city{i}") for i in range(40)]  # zip -> city broken in every zip block
+    table = spark.createDataFrame(rows, "id long, zip string, city string")
+    det = detect(table, "phi: zip -> city", key="id", spark=spark)
+    drawn = []
+    real = charts.img_tag
+    monkeypatch.setattr(charts, "img_tag", lambda fig, alt="": drawn.append(alt) or real(fig, alt))
+    view = ResultView(sample_rows=10)
+
+    def sample_shown() -> int:  # rows of the "First violations" table, its header left out
+        html = view.children[0].value
+        return html[html.index("First violations</h3>"):].count("<tr>") - 1
+
+    view.show(det)
+    assert sample_shown() == 10
+    before, charts_drawn = _jobs_started(spark), len(drawn)
+    view.set_sample_rows(20)
+    assert sample_shown() == 20
+    view.set_sample_rows(3)
+    assert sample_shown() == 3
+    assert _jobs_started(spark) == before, "a page re-ran Spark"
+    assert len(drawn) == charts_drawn, "a page drew a chart again"
+    view.show(detect(table, "phi: zip -> city", key="id", spark=spark))  # another result: drawn anew
+    assert len(drawn) == charts_drawn + 1
+
+
+def test_paging_a_delta_result_reads_its_changes_and_row_delta_sample_once(spark):
+    from dqkit.delta import delta
+    from dqkit.widgets import ResultView
+
+    old = spark.createDataFrame([(i, f"a{i}") for i in range(30)], "id int, name string")
+    new = spark.createDataFrame([(i, f"b{i}" if i % 2 else f"a{i}") for i in range(30)], "id int, name string")
+    result = delta({"t": old}, {"t": new}, keys={"t": ["id"]}, spark=spark)
+    view = ResultView(sample_rows=5)
+    view.show(result)
+    before = _jobs_started(spark)
+    view.set_sample_rows(12)
+    html = view.children[0].value
+    changes = html[html.index("Changes: t</h3>"):]
+    assert changes[:changes.index("</table>")].count("<tr>") - 1 == 12  # 12 changed rows, one column each
+    view.set_sample_rows(5)
+    assert _jobs_started(spark) == before, "a page re-ran Spark"
