@@ -166,6 +166,27 @@ def test_the_result_tabs_render_the_run_and_escape_values(explored):
     assert not ex.run_button.disabled and ex.progress.bar.value == 100
 
 
+def test_paging_the_dedup_tabs_runs_no_spark_job(explored, spark):
+    """The explorer's tabs show 3 largest clusters, then 12, then 10 again, from what the result
+    fetched once (clusters, matching pairs, golden records): a page runs no Spark job."""
+    ex, _ = explored
+
+    def shown(title: str) -> int:
+        html = ex.tabs.children[2].value
+        part = html[html.index(f"{title}</h3>"):]
+        return part[:part.index("</table>")].count("<tr>") - 1
+
+    ex.tabs.set_sample_rows(3)
+    n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    before = int(n if isinstance(n, int) else n.get())
+    ex.tabs.set_sample_rows(12)
+    assert shown("Largest clusters") == min(12, ex.result.duplicate_clusters)
+    assert shown("Matching pairs") == min(12, ex.result.n_matching_pairs)
+    ex.tabs.set_sample_rows(10)
+    n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    assert int(n if isinstance(n, int) else n.get()) == before, "a page re-ran Spark"
+
+
 def test_selections_are_checked_without_spark_and_block_the_run_button(spark, people):
     _, sdf, _ = people
     ex = DedupExplorer({"people": sdf}, spark=spark)

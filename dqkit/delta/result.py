@@ -1,8 +1,6 @@
 """The outcome of a delta: ``TableDelta`` per table and ``DeltaResult`` (the ``Result`` contract)."""
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from dqkit.delta.calc import diff_unit
 from dqkit.delta.kernel import dedup_frame
 from dqkit.delta.plan import TablePlan
 from dqkit.errors import ParameterError, UnknownTableError
-from dqkit.result import SAMPLE_PREFETCH, Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.sparkutil import quote_ident as _q
 
 @dataclass(frozen=True)
@@ -261,24 +259,9 @@ class DeltaResult(Result):
         flat = frame.select(*[_displayable(f) for f in frame.schema.fields])
         key = list(self._table(table).plan.key or [])
         order = key + [c for c in flat.columns if c not in key]
-        rows = self._first(("sample", table, what), n, lambda k: flat.orderBy(*[F.col(_q(c)) for c in order])
+        rows = self.first_rows(("sample", table, what), n, lambda k: flat.orderBy(*[F.col(_q(c)) for c in order])
                            .limit(k).collect())
         return pd.DataFrame([r.asDict() for r in rows], columns=flat.columns)
-
-    @functools.cached_property
-    def _fetched(self) -> dict[tuple[str, ...], tuple[int, list[Any]]]:
-        """Each sample's first rows fetched so far, with the limit they were fetched with."""
-        return {}
-
-    def _first(self, what: tuple[str, ...], n: int, fetch: Callable[[int], list[Any]]) -> list[Any]:
-        """The first ``n`` rows of a sample: ``fetch(k)`` runs once for ``k = max(n, SAMPLE_PREFETCH)``
-        rows and is kept, so showing the result again, or another page within them, runs no Spark job."""
-        limit, rows = self._fetched.get(what, (0, []))
-        if not limit or (len(rows) < n and len(rows) == limit):  # never fetched, or there may be more
-            limit = max(n, SAMPLE_PREFETCH)
-            rows = list(fetch(limit))
-            self._fetched[what] = (limit, rows)
-        return rows[:n]
 
     def changes(self, table: str, n: int = 10) -> pd.DataFrame:
         """The UPDATE view as people read it: per changed key-paired row (first ``n`` in key order),
@@ -286,7 +269,7 @@ class DeltaResult(Result):
         t = self._table(table)
         key = list(t.plan.key or [])
         upd = self.updates(table)
-        rows = self._first(("changes", table), n, lambda k: upd.orderBy(*[F.col(_q(c)) for c in key]).limit(k)
+        rows = self.first_rows(("changes", table), n, lambda k: upd.orderBy(*[F.col(_q(c)) for c in key]).limit(k)
                            .select(*[F.col(_q(c)) for c in key], "changed_columns",
                                    F.to_json("old").alias("_o"), F.to_json("new").alias("_n")).collect())
         import json as _json

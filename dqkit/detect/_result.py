@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.errors import RuleError
-from dqkit.result import SAMPLE_PREFETCH, Chart, Facts, Result, Table, Verdict
+from dqkit.result import Chart, Facts, Result, Table, Verdict
 from dqkit.since_manifest import FINGERPRINTS, MANIFEST, make_manifest
 
 
@@ -121,26 +121,16 @@ class DetectionResult(Result):
                 "total_violations": self.total_violations, "scan_seconds": round(self.scan_seconds, 4),
                 "rules": {s.name: s.to_dict() for s in self.summaries}}
 
-    @functools.cached_property
-    def _samples(self) -> dict[str, list[tuple[str, Any, Any]]]:
-        """Each rule's first violations fetched so far (the smallest tuple ids), kept for later pages."""
-        return {}
-
     def sample_rows(self, n: int = 20) -> list[tuple[str, Any, Any]]:
-        """At most ``n`` violations per rule (the smallest tuple ids), for display.
-
-        Each rule's first ``max(n, SAMPLE_PREFETCH)`` violations are fetched once (one Spark query per
-        rule) and kept: showing the result again, or the next page of up to that many rows, runs no
-        Spark job."""
+        """At most ``n`` violations per rule (the smallest tuple ids), for display; each rule's sample is
+        fetched once and kept (``Result.first_rows``): a later page runs no Spark job."""
         out: list[tuple[str, Any, Any]] = []
         for s in self.summaries:
             if s.violations == 0:
                 continue
-            rows = self._samples.get(s.name)
-            if rows is None or (len(rows) < n and len(rows) < s.violations):
-                fetched = self.violations_of(s.name).orderBy("t1", "t2").limit(max(n, SAMPLE_PREFETCH)).collect()
-                rows = self._samples[s.name] = [(r["rule"], r["t1"], r["t2"]) for r in fetched]
-            out.extend(rows[:n])
+            rows = self.first_rows(("violations", s.name), n, lambda k, name=s.name: [
+                (r["rule"], r["t1"], r["t2"]) for r in self.violations_of(name).orderBy("t1", "t2").limit(k).collect()])
+            out.extend(rows)
         return out
 
     def verdict_block(self) -> Verdict:
