@@ -356,6 +356,9 @@ class QueryResult(Result):
             dirty.columns = [c.replace(f".{TID}", ".tid") if c.endswith(TID) else c for c in dirty.columns]
             if len(self.query.aliases) == 1:
                 dirty.columns = [c.split(".", 1)[1] if "." in c else c for c in dirty.columns]
+            names_ = list(dirty.columns)  # a selected column named like a row id: the id says it is one
+            dirty.columns = [f"{c} (row id)" if i == names_.index(c) and names_.count(c) > 1 else c
+                             for i, c in enumerate(names_)]
             blocks.append(Table("Answer over the dirty data", dirty, max_rows=sample_rows))
         if self.trace:
             tr = pd.DataFrame([{"table": t.get("table"), "rule": t["rule"], "mode": t.get("mode", ""),
