@@ -293,3 +293,23 @@ def test_paging_a_delta_result_reads_its_changes_and_row_delta_sample_once(spark
     assert changes[:changes.index("</table>")].count("<tr>") - 1 == 12  # 12 changed rows, one column each
     view.set_sample_rows(5)
     assert _jobs_started(spark) == before, "a page re-ran Spark"
+
+
+def test_paging_a_repair_result_reads_its_change_list_once(spark):
+    from dqkit.data import bundled
+    from dqkit.repair import repair
+    from dqkit.widgets import ResultView
+
+    data = bundled("bigdansing_table1.csv").parent
+    result = repair(str(data / "bigdansing_table1.csv"), str(data / "bigdansing_table1_rules.yaml"), key="tid",
+                    spark=spark)
+    assert result.changed_cells >= 2
+    view = ResultView(sample_rows=1)
+    view.show(result)
+    before = _jobs_started(spark)
+    view.set_sample_rows(10)
+    html = view.children[0].value
+    part = html[html.index("Change list</h3>"):]
+    assert part[:part.index("</table>")].count("<tr>") - 1 == result.changed_cells
+    view.set_sample_rows(1)
+    assert _jobs_started(spark) == before, "a page re-ran Spark"
