@@ -68,6 +68,22 @@ def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark)
     assert ex.progress.cancel_button.disabled and ex.progress.bar.value == 100
     assert ex.controller.fraction == 1.0 and ex.controller.tables_done == ex.controller.tables_total == 1
     assert not ex.run_button.disabled
+    # the result names the folders as given (and save refuses them), though it compared the listed tables
+    assert result.public_parameters()["old"] == str(DATA / "old") and result.inputs() == [str(DATA / "old"),
+                                                                                         str(DATA / "new")]
+
+
+def test_a_warm_delta_rerun_compares_the_listed_tables_without_reading_the_folders_again(spark, monkeypatch):
+    import dqkit.sources
+
+    c = DeltaController(str(DATA / "old"), str(DATA / "new"), spark=spark)
+    c.set_key("users", ["id"])
+
+    def no_read(*_a, **_k):
+        raise AssertionError("the folders were read again")
+    monkeypatch.setattr(dqkit.sources, "read_path", no_read)  # what reading a folder's table calls
+    assert c.run(timeout=180) is not None, c.error
+    assert c.result.row_stats.set_index("table").loc["users", "differences"] == 5
 
 
 def test_refresh_of_the_table_list_keeps_valid_selections(spark, tmp_path):
