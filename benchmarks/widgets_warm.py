@@ -78,7 +78,7 @@ def prepare(spark: Any, rows: int, folder: Path) -> dict[str, Any]:
             link.symlink_to(tax / sub, target_is_directory=True)
     people = folder / "people.csv"
     if not people.exists():
-        records, _ = generate_people(int(rows / 1.5), seed=5)  # ~1.5 records per entity
+        records, _ = generate_people(rows // 2, seed=5)  # ~2 records per entity: ~rows records
         records.to_csv(people, index=False)
     lake = folder / "lake"
     if not lake.exists():
