@@ -178,7 +178,7 @@ def test_the_dedup_blocking_table_is_capped_with_a_count_of_hidden_rules_and_fit
     from dqkit.dedup import blocking_table
     from dqkit.result import sections_html
 
-    page = _page(GOOD + sections_html([blocking_table(_block_stats(14), max_rows=10)]))
+    page = _page(GOOD + sections_html(blocking_table(_block_stats(14), max_rows=10)))
     assert report_problems(page) == [], report_problems(page)
     table = page[page.index("<table", page.index("Blocking rules")):page.index("</table>", page.index("Blocking rules"))]
     headers = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", table)
@@ -191,5 +191,10 @@ def test_the_dedup_blocking_table_is_capped_with_a_count_of_hidden_rules_and_fit
     # every rule fits: the widest cell stays under the cell cap (28em), so nothing is cut by the page
     assert max(len(h) for h in headers) <= 20 and "_" not in "".join(headers)
 
-    with_big = visible_text(sections_html([blocking_table(_block_stats(3, oversized_at=1))]))
-    assert "oversized blocks" in with_big and "2 (1,234 pairs skipped)" in with_big and "more rows" not in with_big
+    assert "Oversized blocks" not in page  # none: no table of them
+    with_big = sections_html(blocking_table(_block_stats(3, oversized_at=1)))
+    first = with_big[:with_big.index("Oversized blocks</h3>")]
+    assert re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", first) == headers  # the main table stays as narrow
+    big = visible_text(with_big[with_big.index("Oversized blocks</h3>"):])
+    assert "postcode, substr(given_name,1,2)" in big and "1234" in big and "pairs skipped" in big
+    assert "substr(given_name,1,1)" not in big and "more rows" not in visible_text(with_big)

@@ -174,7 +174,7 @@ class DedupExplorer(ExplorerBase):
                                          f"{render.esc(self.controller.stats_error)}</pre>")
             return
         total = int(stats["cumulative_pairs"].iloc[-1]) if len(stats) else 0
-        self.stats_view.value = wrap(f"<p><b>{total:,}</b> pairs to compare</p>" + blocking_table(stats).to_html()
+        self.stats_view.value = wrap(f"<p><b>{total:,}</b> pairs to compare</p>" + "".join(t.to_html() for t in blocking_table(stats))
                                      + charts.img_tag(plot_block_stats(stats), "pairs per blocking rule"))
 
     def show_cluster(self, cluster_id: Any) -> None:

@@ -345,7 +345,7 @@ class DedupResult(DedupCharts, Result):
             "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
             "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
             "prior (two random records match)": f"{self.model.prior:.3g}"}), self._config_facts()]
-        blocks.append(blocking_table(self.block_stats, max_rows=sample_rows or None, link=self.is_link))
+        blocks += blocking_table(self.block_stats, max_rows=sample_rows or None, link=self.is_link)
         blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes))
         blocks.append(Table("Model", self.model_table(),
                             note="m = P(level | match), u = P(level | non-match); a pair's match weight is "
