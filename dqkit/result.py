@@ -27,6 +27,11 @@ from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - d
 from dqkit.preflight import TABLE_FILE_SUFFIXES, check_out
 
 
+#: rows a result fetches at least for a sample it shows, and keeps: showing it again, or another page
+#: of up to this many rows, runs no Spark job (the widgets' paging)
+SAMPLE_PREFETCH = 50
+
+
 # --------------------------------------------------------------------------------------------
 # Section blocks: what a person reads. Each renders itself as text and as escaped HTML.
 # --------------------------------------------------------------------------------------------
@@ -311,6 +316,18 @@ class Result:
         """System-specific files of a saved folder (CSV statistics, plans)."""
 
     # ----- given once
+    def first_rows(self, what: Any, n: int, fetch: Callable[[int], Sequence[Any]]) -> list[Any]:
+        """The first ``n`` rows of the sample ``what`` (any hashable name): ``fetch(k)`` runs once for
+        ``k = max(n, SAMPLE_PREFETCH)`` rows and its rows are kept on the result, so showing it again,
+        or another page of up to that many rows, runs no Spark job (the widgets' paging)."""
+        kept = self.__dict__.setdefault("_dq_first_rows", {})  # also on frozen dataclasses
+        limit, rows = kept.get(what, (0, []))
+        if not limit or (len(rows) < n and len(rows) == limit):  # never fetched, or there may be more
+            limit = max(int(n), SAMPLE_PREFETCH)
+            rows = list(fetch(limit))
+            kept[what] = (limit, rows)
+        return rows[:n]
+
     @property
     def verdict(self) -> Verdict:
         """The first ``Verdict`` of ``sections()``."""

@@ -440,3 +440,87 @@ def test_lake_refuses_options_that_change_nothing_or_a_bad_cost_file_before_spar
     assert main(["lake", "l", *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err, err
+
+
+def _drawn_result(edges: list[tuple[str, str]], sizes: dict[str, int]):
+    import pandas as pd
+
+    from dqkit.lake import LakeResult
+    from dqkit.lake.graph import EdgeState
+
+    names = sorted({n for e in edges for n in e} | set(sizes))
+    tables = pd.DataFrame({"name": names, "bytes": [sizes.get(n, 1000) for n in names]})
+    return LakeResult(lake="lake", tables=tables, skipped=(), edge_states={e: EdgeState(*e, kept_by="CLP") for e in edges},
+                      stages_run=("SGB", "MMP", "CLP"), timings={}, params={}, sgb_info={})
+
+
+def _label_boxes(fig):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    return {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}, fig.bbox
+
+
+def _lake_like_edges(seed: int, roots: int, derived: int) -> list[tuple[str, str]]:
+    """A containment graph shaped like data/lake.py's lakes: chains of derived tables (recent ones
+    preferred as sources), containment also transitively, and one pair of duplicates."""
+    import random
+
+    rnd = random.Random(seed)
+    names = [f"root{i}" for i in range(roots)]
+    parent: dict[str, str] = {}
+    ops = ["where", "project", "add_rows", "add_column", "copy"]
+    for j in range(derived):
+        src = rnd.choices(names, weights=[(k + 1) ** 1.5 for k in range(len(names))])[0]
+        name = f"t{j:03d}_{rnd.choice(ops)}"
+        parent[name] = src
+        names.append(name)
+    edges = set()
+    for child, p in parent.items():
+        while p is not None:  # containment holds along the chain
+            edges.add((p, child))
+            p = parent.get(p)
+    first = next(n for n in names if n.endswith("_copy")) if any(n.endswith("_copy") for n in names) else names[-1]
+    edges.add((first, parent[first]))  # a copy contains its source too: a duplicate pair
+    return sorted(edges)
+
+
+@pytest.mark.parametrize("edges", [
+    [("orders", "orders_bob_cy")],  # the bundled data/small_lake
+    _lake_like_edges(seed=0, roots=3, derived=10),  # README's lakes/small
+    _lake_like_edges(seed=1, roots=2, derived=30),
+    [("customers_all_regions_2024", f"customers_region_{k}_filtered") for k in range(24)],  # one wide layer
+], ids=["small_lake", "lake_3_10", "lake_2_30", "wide"])
+def test_containment_graph_labels_never_overlap_and_stay_in_the_picture(edges):
+    result = _drawn_result(edges, {n: 100 + 37 * i for i, n in enumerate(sorted({x for e in edges for x in e}))})
+    fig = result.plot_containment_graph()
+    boxes, picture = _label_boxes(fig)
+    drawn = set(result.components()[0][:40])
+    assert set(boxes) == drawn
+    min_gap = 4.0  # pixels at the figure's dpi (100): a clear space between any two labels
+    items = sorted(boxes.items())
+    for i, (a, ba) in enumerate(items):
+        assert ba.x0 >= picture.x0 and ba.x1 <= picture.x1 and ba.y0 >= picture.y0 and ba.y1 <= picture.y1, a
+        for b, bb in items[i + 1:]:
+            dx = max(0.0, bb.x0 - ba.x1, ba.x0 - bb.x1)
+            dy = max(0.0, bb.y0 - ba.y1, ba.y0 - bb.y1)
+            assert (dx * dx + dy * dy) ** 0.5 >= min_gap, (a, b, ba, bb)
+
+
+def test_containment_graph_puts_parents_above_their_children():
+    import networkx as nx
+
+    from dqkit.lake._draw import drawn_edges, layered_layout
+
+    g = nx.DiGraph([("root0", "t000_where"), ("t000_where", "t001_project"), ("root0", "t001_project"),
+                    ("t002_copy", "t000_where"), ("t000_where", "t002_copy")])
+    pos, width, height = layered_layout(g, {n: 20.0 for n in g})
+    assert pos["root0"][1] > pos["t000_where"][1] > pos["t001_project"][1]
+    assert pos["t002_copy"][1] == pos["t000_where"][1]  # duplicates side by side in one row
+    assert all(0 < x < width and 0 < y < height for x, y in pos.values())
+    # the edge root0 -> t001_project is implied by the path through t000_where: not drawn; duplicates' both are
+    assert sorted(drawn_edges(g)) == [("root0", "t000_where"), ("t000_where", "t001_project"),
+                                      ("t000_where", "t002_copy"), ("t002_copy", "t000_where")]

@@ -82,6 +82,22 @@ def test_at1_and_at2_answers_show_the_where_cells_and_the_probability_everywhere
     at2 = daisy.query("SELECT City FROM cities WHERE Zip = 9001")
     assert _why(at2) == {"t1": (("9001",), "1"), "t2": (("9001", "10001 1/2, 9001 1/2"), "1 (world A)"),
                          "t3": (("9001",), "1"), "t4": (("10001", "10001 1/2, 9001 1/2"), "1/2 (world B:Zip)")}
+    # a query that selects the key column named like the row id renders (it once made two "tid" columns)
+    page = daisy.query("SELECT tid, City FROM cities WHERE Zip = 9001").to_html()
+    assert "tid (row id)" in page and "Answer over the dirty data" in page
+    # paging the answer in the result view reads the answer and the dirty answer once
+    from dqkit.widgets import ResultView
+
+    def jobs() -> int:
+        n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+        return int(n if isinstance(n, int) else n.get())
+    view = ResultView(sample_rows=2)
+    view.show(at2)
+    before = jobs()
+    view.set_sample_rows(4)
+    assert "t4" in view.children[0].value
+    view.set_sample_rows(2)
+    assert jobs() == before, "a page re-ran Spark"
 
 
 def test_a_decision_never_shows_a_zero_second_prediction_and_every_cost_has_its_unit():

@@ -158,3 +158,43 @@ def test_counted_axes_have_whole_ticks_and_plan_costs_carry_their_unit():
     assert ticks and all(float(t).is_integer() for t in ticks), ticks
     assert ax.get_ylabel() == "Cumulative time (s)"
     assert money(7.46144e-10) == "7.46e-10 per period (cost-model money units)"
+
+
+def _block_stats(n: int, oversized_at: int | None = None):
+    import pandas as pd
+
+    rows = [{"rule": f"rule_{i}" if i == 2 else f"postcode, substr(given_name,1,{i + 1})",
+             "on": f"postcode, substr(given_name,1,{i + 1})", "blocks": 10 + i, "largest_block": 4,
+             "records_in_blocks": 40, "comparisons": 45, "oversized_blocks": 2 if i == oversized_at else 0,
+             "comparisons_skipped": 1234 if i == oversized_at else 0, "new_pairs": 5, "cumulative_pairs": 5 * (i + 1)}
+            for i in range(n)]
+    return pd.DataFrame(rows)
+
+
+def test_the_dedup_blocking_table_is_capped_with_a_count_of_hidden_rules_and_fits_the_page():
+    """The dedup report's "Blocking rules" table (the one path every view renders: ``sections_html``):
+    at most ``sample_rows`` rules with the rest counted, headers in words, no column repeating the rule,
+    the oversized blocks in one column only when a rule has some."""
+    from dqkit.dedup import blocking_table
+    from dqkit.result import sections_html
+
+    page = _page(GOOD + sections_html(blocking_table(_block_stats(14), max_rows=10)))
+    assert report_problems(page) == [], report_problems(page)
+    table = page[page.index("<table", page.index("Blocking rules")):page.index("</table>", page.index("Blocking rules"))]
+    headers = re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", table)
+    assert headers == ["rule", "blocks", "largest block", "records in blocks", "comparisons", "new pairs",
+                       "cumulative pairs"], headers
+    assert table.count("<tr>") == 1 + 10  # the header row and ten rules
+    assert "4 more rows not shown" in visible_text(page)
+    assert "rule_2: postcode, substr(given_name,1,3)" in visible_text(page)  # a named rule keeps its text
+    assert "no block is oversized" in visible_text(page)
+    # every rule fits: the widest cell stays under the cell cap (28em), so nothing is cut by the page
+    assert max(len(h) for h in headers) <= 20 and "_" not in "".join(headers)
+
+    assert "Oversized blocks" not in page  # none: no table of them
+    with_big = sections_html(blocking_table(_block_stats(3, oversized_at=1)))
+    first = with_big[:with_big.index("Oversized blocks</h3>")]
+    assert re.findall(r"<th(?:\s[^>]*)?>(.*?)</th>", first) == headers  # the main table stays as narrow
+    big = visible_text(with_big[with_big.index("Oversized blocks</h3>"):])
+    assert "postcode, substr(given_name,1,2)" in big and "1234" in big and "pairs skipped" in big
+    assert "substr(given_name,1,1)" not in big and "more rows" not in visible_text(with_big)

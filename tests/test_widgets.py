@@ -68,6 +68,22 @@ def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark)
     assert ex.progress.cancel_button.disabled and ex.progress.bar.value == 100
     assert ex.controller.fraction == 1.0 and ex.controller.tables_done == ex.controller.tables_total == 1
     assert not ex.run_button.disabled
+    # the result names the folders as given (and save refuses them), though it compared the listed tables
+    assert result.public_parameters()["old"] == str(DATA / "old") and result.inputs() == [str(DATA / "old"),
+                                                                                         str(DATA / "new")]
+
+
+def test_a_warm_delta_rerun_compares_the_listed_tables_without_reading_the_folders_again(spark, monkeypatch):
+    import dqkit.sources
+
+    c = DeltaController(str(DATA / "old"), str(DATA / "new"), spark=spark)
+    c.set_key("users", ["id"])
+
+    def no_read(*_a, **_k):
+        raise AssertionError("the folders were read again")
+    monkeypatch.setattr(dqkit.sources, "read_path", no_read)  # what reading a folder's table calls
+    assert c.run(timeout=180) is not None, c.error
+    assert c.result.row_stats.set_index("table").loc["users", "differences"] == 5
 
 
 def test_refresh_of_the_table_list_keeps_valid_selections(spark, tmp_path):
@@ -237,3 +253,79 @@ def test_progress_and_cancel_work_under_spark_connect(tmp_path):
     outcome = json.loads(proc.stdout.strip().splitlines()[-1])
     assert outcome == {"seen_tasks": 2, "status": "cancelled", "error": "CancelledError",
                        "after": "done", "result": 10}
+
+
+def _jobs_started(spark) -> int:
+    """How many Spark jobs the session has started (the DAG scheduler's next job id)."""
+    n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    return int(n if isinstance(n, int) else n.get())
+
+
+def test_paging_a_shown_result_runs_no_spark_job_and_draws_no_chart_again(spark, monkeypatch):
+    """Issue 25's warm actions: the result view pages through a detection's violation sample (10 rows,
+    then 20, then 3) from what the result fetched once; charts are drawn once per result."""
+    from dqkit import charts
+    from dqkit.detect import detect
+    from dqkit.widgets import ResultView
+
+    rows = [(i, f"{i % 3}", f"city{i}") for i in range(40)]  # zip -> city broken in every zip block
+    table = spark.createDataFrame(rows, "id long, zip string, city string")
+    det = detect(table, "phi: zip -> city", key="id", spark=spark)
+    drawn = []
+    real = charts.img_tag
+    monkeypatch.setattr(charts, "img_tag", lambda fig, alt="": drawn.append(alt) or real(fig, alt))
+    view = ResultView(sample_rows=10)
+
+    def sample_shown() -> int:  # rows of the "First violations" table, its header left out
+        html = view.children[0].value
+        return html[html.index("First violations</h3>"):].count("<tr>") - 1
+
+    view.show(det)
+    assert sample_shown() == 10
+    before, charts_drawn = _jobs_started(spark), len(drawn)
+    view.set_sample_rows(20)
+    assert sample_shown() == 20
+    view.set_sample_rows(3)
+    assert sample_shown() == 3
+    assert _jobs_started(spark) == before, "a page re-ran Spark"
+    assert len(drawn) == charts_drawn, "a page drew a chart again"
+    view.show(detect(table, "phi: zip -> city", key="id", spark=spark))  # another result: drawn anew
+    assert len(drawn) == charts_drawn + 1
+
+
+def test_paging_a_delta_result_reads_its_changes_and_row_delta_sample_once(spark):
+    from dqkit.delta import delta
+    from dqkit.widgets import ResultView
+
+    old = spark.createDataFrame([(i, f"a{i}") for i in range(30)], "id int, name string")
+    new = spark.createDataFrame([(i, f"b{i}" if i % 2 else f"a{i}") for i in range(30)], "id int, name string")
+    result = delta({"t": old}, {"t": new}, keys={"t": ["id"]}, spark=spark)
+    view = ResultView(sample_rows=5)
+    view.show(result)
+    before = _jobs_started(spark)
+    view.set_sample_rows(12)
+    html = view.children[0].value
+    changes = html[html.index("Changes: t</h3>"):]
+    assert changes[:changes.index("</table>")].count("<tr>") - 1 == 12  # 12 changed rows, one column each
+    view.set_sample_rows(5)
+    assert _jobs_started(spark) == before, "a page re-ran Spark"
+
+
+def test_paging_a_repair_result_reads_its_change_list_once(spark):
+    from dqkit.data import bundled
+    from dqkit.repair import repair
+    from dqkit.widgets import ResultView
+
+    data = bundled("bigdansing_table1.csv").parent
+    result = repair(str(data / "bigdansing_table1.csv"), str(data / "bigdansing_table1_rules.yaml"), key="tid",
+                    spark=spark)
+    assert result.changed_cells >= 2
+    view = ResultView(sample_rows=1)
+    view.show(result)
+    before = _jobs_started(spark)
+    view.set_sample_rows(10)
+    html = view.children[0].value
+    part = html[html.index("Change list</h3>"):]
+    assert part[:part.index("</table>")].count("<tr>") - 1 == result.changed_cells
+    view.set_sample_rows(1)
+    assert _jobs_started(spark) == before, "a page re-ran Spark"

@@ -75,6 +75,8 @@ def test_block_sizes_before_running_count_each_pair_once_with_the_cumulative_tot
     assert list(stats["new_pairs"]) == [len(by_surname), len(by_postcode - by_surname)]
     assert list(stats["cumulative_pairs"]) == [len(by_surname), len(by_surname | by_postcode)]
     assert stats["comparisons"].iloc[1] == len(by_postcode)
+    # the widget shows the report's blocking table: headers in words, not the raw statistics
+    assert "cumulative pairs" in ex.stats_view.value and "cumulative_pairs" not in ex.stats_view.value
     # the run compared exactly those pairs
     assert ex.result.n_pairs == len(by_surname | by_postcode)
 
@@ -162,6 +164,27 @@ def test_the_result_tabs_render_the_run_and_escape_values(explored):
     assert "Cluster sizes" in clusters and "Largest clusters" in clusters
     assert "<script" not in summary + blocking + clusters
     assert not ex.run_button.disabled and ex.progress.bar.value == 100
+
+
+def test_paging_the_dedup_tabs_runs_no_spark_job(explored, spark):
+    """The explorer's tabs show 3 largest clusters, then 12, then 10 again, from what the result
+    fetched once (clusters, matching pairs, golden records): a page runs no Spark job."""
+    ex, _ = explored
+
+    def shown(title: str) -> int:
+        html = ex.tabs.children[2].value
+        part = html[html.index(f"{title}</h3>"):]
+        return part[:part.index("</table>")].count("<tr>") - 1
+
+    ex.tabs.set_sample_rows(3)
+    n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    before = int(n if isinstance(n, int) else n.get())
+    ex.tabs.set_sample_rows(12)
+    assert shown("Largest clusters") == min(12, ex.result.duplicate_clusters)
+    assert shown("Matching pairs") == min(12, ex.result.n_matching_pairs)
+    ex.tabs.set_sample_rows(10)
+    n = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    assert int(n if isinstance(n, int) else n.get()) == before, "a page re-ran Spark"
 
 
 def test_selections_are_checked_without_spark_and_block_the_run_button(spark, people):

@@ -308,8 +308,16 @@ class DeltaController(RunController):
         return len([t for t in (args["tables"] or self.tables) if t in self.old.tables and t in self.new.tables])
 
     def work(self, progress: Callable[[str, str, int, int], None]) -> DeltaResult:
+        """Compare the tables as listed: the listings' DataFrames, read once, so a warm re-run reads no
+        folder and infers no schema again (``refresh_tables`` re-reads them). The result names the
+        sources as given, and ``save`` still refuses to write into them."""
         args = self.arguments()
-        return delta(self.old.source, self.new.source, spark=self.spark, progress=progress, **args)
+        if self.old.error or self.new.error:  # a listing failed: reading the source says why, as before
+            return delta(self.old.source, self.new.source, spark=self.spark, progress=progress, **args)
+        result = delta(self.old.frames, self.new.frames, spark=self.spark, progress=progress, **args)
+        result.parameters.update(old=describe(self.old.source), new=describe(self.new.source),
+                                 _old_source=self.old.source, _new_source=self.new.source)
+        return result
 
     def as_parameters(self) -> dict[str, str]:
         """The selections as ``dqkit report delta`` parameters (strings), to reproduce the run."""

@@ -19,7 +19,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 
 from dqkit import render
-from dqkit.dedup import plot_block_stats
+from dqkit.dedup import blocking_table, plot_block_stats
 from dqkit.dedup.config import METHODS
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.result import Chart, Facts, Notes, Table, sections_html
@@ -176,7 +176,7 @@ class DedupExplorer(ExplorerBase):
             return
         total = int(stats["cumulative_pairs"].iloc[-1]) if len(stats) else 0
         self.stats_view.value = render.HTML_STYLE + sections_html([
-            Table(f"Block sizes: {total:,} pairs to compare", stats),
+            Facts("Block sizes", {"pairs to compare": f"{total:,}"}), *blocking_table(stats),
             Chart("Pairs per blocking rule", "block_stats", lambda: plot_block_stats(stats))])
 
     def show_cluster(self, cluster_id: Any) -> None:

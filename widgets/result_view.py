@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as W
 
 from dqkit import render
-from dqkit.result import Table, sections_html
+from dqkit.result import Chart, Table, _titled
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.progress import SparkProgress
 
@@ -56,6 +56,8 @@ class ResultView(W.Tab):
         self.base_rules = list(tabs)
         self.rules = list(tabs)
         self.sample_rows = sample_rows
+        self.result: Any = None
+        self._charts: dict[tuple[str, str], str] = {}  # the shown result's drawn charts, by (name, title)
         super().__init__(children=[W.HTML(NO_RESULT) for _ in self.rules])
         self._set_titles()
 
@@ -73,7 +75,10 @@ class ResultView(W.Tab):
         self._set_titles()
 
     def show(self, result: Any) -> None:
-        """Render ``result.sections()`` into the tabs."""
+        """Render ``result.sections()`` into the tabs. Showing the same result again (another page of
+        rows, ``set_sample_rows``) redraws no chart: each is drawn once per result."""
+        if result is not self.result:
+            self.result, self._charts = result, {}
         self._retab(tabs_for(result, self.base_rules))
         groups: list[list[Any]] = [[] for _ in self.rules]
         for block in result.sections(sample_rows=self.sample_rows):
@@ -83,7 +88,7 @@ class ResultView(W.Tab):
             if target is not None:
                 groups[target].append(block)
         for child, blocks in zip(self.children, groups):
-            child.value = render.HTML_STYLE + (sections_html(blocks) if blocks else
+            child.value = render.HTML_STYLE + (self._html(blocks) if blocks else
                                                "<div class='dqkit'><p class='muted'>Nothing to show.</p></div>")
         if self.rules and self.rules[0] == SINCE_TABS[0] and getattr(result, "mode", None) == "since":
             for (title, _), child, blocks in zip(self.rules[1:], self.children[1:], groups[1:]):
@@ -91,8 +96,30 @@ class ResultView(W.Tab):
                     child.value = wrap(f"<p class='muted'>No {title.lower()} violation.</p>")
         self.selected_index = 0
 
+    def set_sample_rows(self, n: int) -> None:
+        """Show the current result with ``n`` rows per sample table (paging through a result's samples).
+        The results keep what they fetched (``DetectionResult.sample_rows``, dedup's and delta's samples),
+        so a page within what was fetched runs no Spark job, and no chart is drawn again."""
+        self.sample_rows = int(n)
+        if self.result is not None:
+            self.show(self.result)
+
+    def _html(self, blocks: Sequence[Any]) -> str:
+        """``sections_html`` of ``blocks``, each chart of the shown result drawn once."""
+        parts = []
+        for block in blocks:
+            if isinstance(block, Chart):
+                key = (block.name, block.title)
+                if key not in self._charts:
+                    self._charts[key] = _titled(block)
+                parts.append(self._charts[key])
+            else:
+                parts.append(_titled(block))
+        return "<div class='dqkit'>" + "".join(parts) + "</div>"
+
     def clear(self) -> None:
         """No result: every tab says so (a blank tab reads as broken)."""
+        self.result, self._charts = None, {}
         for child in self.children:
             child.value = NO_RESULT
 

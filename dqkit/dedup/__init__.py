@@ -38,7 +38,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies, non_match_frequencies
 from dqkit.dedup._result import DedupResult
-from dqkit.dedup._result import plot_block_stats  # noqa: F401 - the block-sizes chart of blocking_stats
+from dqkit.dedup._result import blocking_table, plot_block_stats  # noqa: F401 - blocking_stats' table and chart
 from dqkit.dedup.config import (BlockingRule, Comparison, ConfigError, DedupConfig, example_config,
                                 load_config, parse_config)
 from dqkit.errors import ParameterError, ReservedColumnError, SchemaMismatchError, UnknownColumnError

@@ -54,6 +54,38 @@ def plot_block_stats(stats: pd.DataFrame):
     return fig
 
 
+def blocking_table(stats: pd.DataFrame, max_rows: int | None = None, link: bool = False) -> list[Any]:
+    """The "Blocking rules" section: one row per rule, narrow enough for a report page, at most
+    ``max_rows`` rules (the rest counted under the table, as every long table is); and, only when a
+    rule has oversized blocks, an "Oversized blocks" table of them (rule, blocks, pairs skipped).
+
+    ``rule`` is the rule's text (with its name when the config names it otherwise); headers are
+    words, not identifiers. The JSON keeps ``block_stats`` as it is."""
+    from dqkit.result import Table
+
+    s = stats
+    rules = [str(on) if str(name) == str(on) else f"{name}: {on}" for name, on in zip(s["rule"], s.get("on", s["rule"]))]
+    shown = pd.DataFrame({"rule": rules})
+    for column, header in (("blocks", "blocks"), ("largest_block", "largest block"),
+                           ("records_in_blocks", "records in blocks"), ("comparisons", "comparisons"),
+                           ("new_pairs", "new pairs"), ("cumulative_pairs", "cumulative pairs")):
+        if column in s:
+            shown[header] = s[column].astype("int64").to_numpy()
+    big = s["oversized_blocks"].astype("int64") if "oversized_blocks" in s else pd.Series(0, index=s.index)
+    skipped = s["comparisons_skipped"].astype("int64") if "comparisons_skipped" in s else big * 0
+    oversized = pd.DataFrame({"rule": rules, "oversized blocks": big.to_numpy(), "pairs skipped": skipped.to_numpy()})
+    oversized = oversized[oversized["oversized blocks"] > 0]
+    note = ("comparisons = Σ n_left·n_right" if link else "comparisons = Σ n(n−1)/2") + (
+        " over the rule's blocks; new pairs = pairs no earlier rule produced (each pair is compared once); "
+        "cumulative pairs = the pairs of every rule up to this one; ")
+    note += ("oversized blocks are skipped (below)" if len(oversized) else "no block is oversized (none skipped)")
+    blocks = [Table("Blocking rules", shown, note=note, max_rows=max_rows)]
+    if len(oversized):
+        blocks.append(Table("Oversized blocks", oversized.reset_index(drop=True), max_rows=max_rows,
+                            note="blocks of more than max_block_size records are skipped: their pairs are not compared"))
+    return blocks
+
+
 class DedupCharts:
     """The ``plot_*`` methods of ``DedupResult`` (it provides ``block_stats``, ``weight_histogram``,
     ``threshold``, ``explain`` and ``cluster_sizes``)."""

@@ -19,7 +19,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup._cluster import cluster_records  # noqa: F401 - re-exported (tests, callers)
 from dqkit.dedup._charts import (  # noqa: F401 - re-exported (evaluate, dqkit.dedup)
-    DedupCharts, plot_block_stats, probability_to_weight, weight_to_probability,
+    DedupCharts, blocking_table, plot_block_stats, probability_to_weight, weight_to_probability,
 )
 from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
@@ -211,9 +211,10 @@ class DedupResult(DedupCharts, Result):
         """The ``n`` largest duplicate clusters (ties by id) with at most ``max_records`` of their keys."""
         cl = self._clusters()
         member = record_label(self.key) if self.is_link else col(self.key)
-        rows = (cl.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE),
-                                        F.slice(F.sort_array(F.collect_list(member)), 1, max_records).alias("keys"))
-                .where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(n).collect())
+        rows = self.first_rows(("clusters", max_records), n, lambda k: (
+            cl.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE),
+                                    F.slice(F.sort_array(F.collect_list(member)), 1, max_records).alias("keys"))
+            .where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(k).collect()))
         return pd.DataFrame([{CLUSTER: r[CLUSTER], SIZE: r[SIZE], "keys": ", ".join(map(str, r["keys"]))} for r in rows],
                             columns=[CLUSTER, SIZE, "keys"])
 
@@ -344,10 +345,7 @@ class DedupResult(DedupCharts, Result):
             "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
             "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
             "prior (two random records match)": f"{self.model.prior:.3g}"}), self._config_facts()]
-        blocks.append(Table("Blocking rules", self.block_stats,
-                            note=("comparisons = Σ n_left·n_right" if self.is_link else "comparisons = Σ n(n−1)/2")
-                                 + " over the rule's blocks; new_pairs = pairs no earlier "
-                                 "rule produced (each pair is compared once); oversized blocks are skipped"))
+        blocks += blocking_table(self.block_stats, max_rows=sample_rows or None, link=self.is_link)
         blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes))
         blocks.append(Table("Model", self.model_table(),
                             note="m = P(level | match), u = P(level | non-match); a pair's match weight is "
@@ -359,16 +357,21 @@ class DedupResult(DedupCharts, Result):
         if sample_rows and self.duplicate_clusters:
             blocks.append(Table("Largest clusters", self.cluster_sample(sample_rows),
                                 note=f"at most {sample_rows} clusters, 10 keys each"))
-            top = (self.matches.orderBy(F.desc("match_weight"), "key_1", "key_2")
-                   .select("key_1", "key_2", "rule", "match_weight", "probability").limit(sample_rows).collect())
+            def strongest(k: int) -> list[Any]:
+                return (self.matches.orderBy(F.desc("match_weight"), "key_1", "key_2")
+                        .select("key_1", "key_2", "rule", "match_weight", "probability").limit(k).collect())
+            top = self.first_rows("matching pairs", sample_rows, strongest)
             blocks.append(Table("Matching pairs", pd.DataFrame([r.asDict() for r in top]),
                                 note=f"the {sample_rows} with the highest match weight"))
-            if top:
-                k1, k2 = top[-1]["key_1"], top[-1]["key_2"]
+            if top:  # the weakest of the first ten: the same pair whatever page of pairs is shown
+                last = self.first_rows("matching pairs", 10, strongest)[-1]
+                k1, k2 = last["key_1"], last["key_2"]
                 blocks.append(Chart(f"Why {k1} ~ {k2} match", "waterfall",
                                     functools.partial(self.plot_waterfall, k1, k2)))
         if sample_rows and self.duplicate_clusters:
-            golden = (self.golden.where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(sample_rows).toPandas())
+            golden = pd.DataFrame(self.first_rows("golden", sample_rows, lambda k: [
+                r.asDict() for r in self.golden.where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(k).collect()]),
+                columns=self.golden.columns)
             blocks.append(Table("Golden records of the largest clusters", golden,
                                 note=f"at most {sample_rows}; per column the most frequent non-NULL value of the "
                                      "cluster's records (ties to the smallest)"))

@@ -259,7 +259,8 @@ class DeltaResult(Result):
         flat = frame.select(*[_displayable(f) for f in frame.schema.fields])
         key = list(self._table(table).plan.key or [])
         order = key + [c for c in flat.columns if c not in key]
-        rows = flat.orderBy(*[F.col(_q(c)) for c in order]).limit(n).collect()
+        rows = self.first_rows(("sample", table, what), n, lambda k: flat.orderBy(*[F.col(_q(c)) for c in order])
+                           .limit(k).collect())
         return pd.DataFrame([r.asDict() for r in rows], columns=flat.columns)
 
     def changes(self, table: str, n: int = 10) -> pd.DataFrame:
@@ -268,9 +269,9 @@ class DeltaResult(Result):
         t = self._table(table)
         key = list(t.plan.key or [])
         upd = self.updates(table)
-        rows = (upd.orderBy(*[F.col(_q(k)) for k in key]).limit(n)
-                .select(*[F.col(_q(k)) for k in key], "changed_columns",
-                        F.to_json("old").alias("_o"), F.to_json("new").alias("_n")).collect())
+        rows = self.first_rows(("changes", table), n, lambda k: upd.orderBy(*[F.col(_q(c)) for c in key]).limit(k)
+                           .select(*[F.col(_q(c)) for c in key], "changed_columns",
+                                   F.to_json("old").alias("_o"), F.to_json("new").alias("_n")).collect())
         import json as _json
 
         out = []

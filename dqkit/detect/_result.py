@@ -122,13 +122,15 @@ class DetectionResult(Result):
                 "rules": {s.name: s.to_dict() for s in self.summaries}}
 
     def sample_rows(self, n: int = 20) -> list[tuple[str, Any, Any]]:
-        """At most ``n`` violations per rule (the smallest tuple ids), for display."""
+        """At most ``n`` violations per rule (the smallest tuple ids), for display; each rule's sample is
+        fetched once and kept (``Result.first_rows``): a later page runs no Spark job."""
         out: list[tuple[str, Any, Any]] = []
         for s in self.summaries:
             if s.violations == 0:
                 continue
-            rows = self.violations_of(s.name).orderBy("t1", "t2").limit(n).collect()
-            out.extend((r["rule"], r["t1"], r["t2"]) for r in rows)
+            rows = self.first_rows(("violations", s.name), n, lambda k, name=s.name: [
+                (r["rule"], r["t1"], r["t2"]) for r in self.violations_of(name).orderBy("t1", "t2").limit(k).collect()])
+            out.extend(rows)
         return out
 
     def verdict_block(self) -> Verdict:

@@ -163,12 +163,13 @@ class LakeResult(Result):
         from matplotlib.figure import Figure
 
         from dqkit.charts import PLAIN
+        from dqkit.lake._draw import drawn_edges, layered_layout
 
         comps = self.components()
-        fig = Figure(figsize=(7, 5), layout="constrained")
-        ax = fig.subplots()
-        ax.set_axis_off()
         if not comps:
+            fig = Figure(figsize=(7, 2), layout="constrained")
+            ax = fig.subplots()
+            ax.set_axis_off()
             ax.text(0.5, 0.5, "no containment found", ha="center", va="center", transform=ax.transAxes)
             return fig
         if component is None:
@@ -186,17 +187,29 @@ class LakeResult(Result):
         g = nx.DiGraph()
         g.add_nodes_from(sorted(shown))
         g.add_edges_from(e for e in sorted(self.contained) if e[0] in g and e[1] in g)
-        pos = nx.spring_layout(g, seed=0)
-        big = max((size.get(n, 0) for n in g), default=1) or 1
-        sizes = [200 + 1800 * math.sqrt(size.get(n, 0) / big) for n in g]
+        big = max((size.get(n, 0) or 0 for n in g), default=1) or 1
+        area = {n: 200 + 1800 * math.sqrt((size.get(n, 0) or 0) / big) for n in g}  # points², as scatter sizes
+        # parents above their children, each label in a slot of its own width: labels never overlap
+        pos, width, height = layered_layout(g, {n: math.sqrt(a) for n, a in area.items()})
+        title_pt = 40.0  # two title lines
+        fig = Figure(figsize=(width / 72, (height + title_pt) / 72))
+        ax = fig.add_axes((0, 0, 1, height / (height + title_pt)))
+        ax.set_axis_off()
+        ax.set_xlim(0, width)  # one data unit = one point: the layout's spacing is what is drawn
+        ax.set_ylim(0, height)
+        sizes = [area[n] for n in g]
         deleted = set(self.plan.delete) if self.plan else set()
         colors = [("#cf222e" if n in deleted else "#2da44e") if self.plan else "#8c959f" for n in g]
         nx.draw_networkx_nodes(g, pos, ax=ax, node_size=sizes, node_color=colors, alpha=0.85)
-        nx.draw_networkx_edges(g, pos, ax=ax, arrows=True, arrowsize=12, node_size=sizes, edge_color="#57606a")
+        implied = g.number_of_edges() - len(edges := drawn_edges(g))
+        nx.draw_networkx_edges(g, pos, edgelist=edges, ax=ax, arrows=True, arrowsize=12, node_size=sizes,
+                               edge_color="#57606a")
         nx.draw_networkx_labels(g, pos, ax=ax, font_size=8)
         more = f" ({len(nodes) - len(shown)} more not drawn)" if len(nodes) > len(shown) else ""
         legend = "green retain, red delete" if self.plan else "grey: no plan"
-        ax.set_title(f"Containment graph: component of {len(nodes)} tables{more}; {legend}", fontsize=9, **PLAIN)
+        implied_text = f"; {implied} edges implied by others not drawn" if implied else ""
+        ax.set_title(f"Containment graph: component of {len(nodes)} tables{more}; {legend}\n"
+                     f"parents above children{implied_text}", fontsize=9, **PLAIN)
         return fig
 
     # -------------------------------------------------------------------------------- contract

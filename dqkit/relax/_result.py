@@ -174,7 +174,7 @@ class QueryResult(Result):
         key = f"rows{limit}"
         if key not in self._cache:
             ids = [f"{a}.{TID}" for a in self.query.aliases]
-            rows = self.answer.orderBy(*[col(i) for i in ids]).limit(limit).collect()
+            rows = self.first_rows("answer", limit, lambda k: self.answer.orderBy(*[col(i) for i in ids]).limit(k).collect())
             out = []
             for r in rows:
                 rec: dict[str, Any] = {"_ids": {a: r[f"{a}.{TID}"] for a in self.query.aliases}}
@@ -352,10 +352,14 @@ class QueryResult(Result):
             blocks.append(CandidateTable("Answer (cleaned): value p%, alternative worlds separated",
                                          tuple(id_cols + names + [f"WHERE {m}" for m in read] + (["P"] if read else [])),
                                          tuple(body), note))
-            dirty = self.dirty.orderBy(*[col(f"{a}.{TID}") for a in self.query.aliases]).limit(sample_rows).toPandas()
+            dirty = pd.DataFrame([tuple(r) for r in self.first_rows("dirty", sample_rows, lambda k: self.dirty.orderBy(
+                *[col(f"{a}.{TID}") for a in self.query.aliases]).limit(k).collect())], columns=self.dirty.columns)
             dirty.columns = [c.replace(f".{TID}", ".tid") if c.endswith(TID) else c for c in dirty.columns]
             if len(self.query.aliases) == 1:
                 dirty.columns = [c.split(".", 1)[1] if "." in c else c for c in dirty.columns]
+            names_ = list(dirty.columns)  # a selected column named like a row id: the id says it is one
+            dirty.columns = [f"{c} (row id)" if i == names_.index(c) and names_.count(c) > 1 else c
+                             for i, c in enumerate(names_)]
             blocks.append(Table("Answer over the dirty data", dirty, max_rows=sample_rows))
         if self.trace:
             tr = pd.DataFrame([{"table": t.get("table"), "rule": t["rule"], "mode": t.get("mode", ""),

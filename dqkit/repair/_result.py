@@ -80,7 +80,8 @@ class RepairResult(Result):
     def change_list_sample(self, n: int = 10) -> pd.DataFrame:
         """The first ``n`` rows of the change list (by tid, attr) as people read them: ``tid, column,
         change (old → new), rules, violation, iteration, method``."""
-        rows = self.change_list.orderBy("tid", "attr").limit(n).collect() if n > 0 else []
+        rows = self.first_rows("change list", n, lambda k: self.change_list.orderBy("tid", "attr").limit(k).collect()
+                               ) if n > 0 else []  # fetched once, kept: a later page runs no Spark job
         return pd.DataFrame([{"tid": r["tid"], "column": r["attr"], "change": f"{r['old']} → {r['new']}",
                               "rules": ", ".join(r["rules"] or []), "violation": r["violation_id"],
                               "iteration": r["iteration"], "method": r["method"]} for r in rows],
