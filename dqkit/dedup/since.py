@@ -1,0 +1,293 @@
+"""``dedup NEW --since RUN``: the next night's deduplication from the previous night's saved run, scoring
+only the pairs of added or changed records, with stable cluster ids.
+
+``RUN`` is a folder ``dqkit dedup --out`` wrote (``dqkit.dedup_manifest.read_since`` checks it without
+Spark: same key, config and threshold). It holds the model (m, u, λ), the records' fingerprints over
+the matching columns, the clusters and the matching pairs. Then:
+
+1. **What changed**: a record is added, removed or changed when its key is on one side only or its
+   fingerprint (``dqkit.fingerprint``) over the compared and blocking columns differs; a change to
+   another column changes no pair.
+2. **Cost rule**: above ``max_change`` of NEW's records changed, or when NEW's oversized blocks differ
+   from the saved run's (which would change the pairs of untouched records), every candidate pair of
+   NEW is compared (a full run, still with the saved model) and the result says so.
+3. **Score only what changed**: the candidate pairs with an added or changed record, blocked against
+   all of NEW (the same rules and purged blocks), are compared and scored with the SAVED model (no EM).
+   The saved matches between untouched records stand: both records and the model are unchanged.
+4. **Re-cluster only the touched components**: the old clusters holding a removed or changed record or
+   an end of a new match, with the added and changed records, are clustered again from their matches
+   (a closed part: no match leaves it); every other cluster is kept as it was, with its id.
+5. **Stable ids** (``dqkit.dedup._stable_ids``): an unchanged cluster keeps its id, a changed or merged
+   one the id of its largest ancestor (ties to the smallest id), new clusters get ids never used
+   before. The change is classified as ``dqkit dedup-diff`` does (created, merged, split, ...).
+
+The result (``DedupSinceResult``) saves like a dedup run, so tonight's ``--out`` is tomorrow's ``--since``.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit.dedup import _blocking as B
+from dqkit.dedup import _compare as C
+from dqkit.dedup import _since_io as io
+from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
+from dqkit.dedup._since_result import DedupSinceResult
+from dqkit.dedup._stable_ids import components, stable_ids
+from dqkit.dedup.diff import diff_assignments
+from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
+from dqkit.errors import ParameterError, SchemaMismatchError
+from dqkit.fingerprint import FP_HI, FP_LO
+from dqkit.session import get_spark
+from dqkit.sparkutil import cancellable, col
+
+__all__ = ["dedup_since", "MAX_CHANGE"]
+
+#: Cost rule: above this share of NEW's records added, removed or changed, every pair is compared.
+MAX_CHANGE = 0.05
+_T = "_dq_touched"
+
+
+def _read(spark: SparkSession, folder: Path, name: str, fmt: str, types: dict[str, T.DataType]) -> DataFrame:
+    """A table of the saved run, its columns cast to ``types`` (CSV is read as text)."""
+    path = (folder / name).as_posix()
+    df = spark.read.option("header", "true").csv(path) if fmt == "csv" else spark.read.parquet(path)
+    return df.select(*[col(c).cast(types[c]).alias(c) if c in types else col(c) for c in df.columns])
+
+
+def _changed(old_fp: DataFrame, new_fp: DataFrame, key: str) -> pd.DataFrame:
+    """``key, change`` (added, removed, changed) on the driver: one full outer join of the fingerprints."""
+    o = old_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_oh"), F.col(FP_LO).alias("_ol"))
+    n = new_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_nh"), F.col(FP_LO).alias("_nl"))
+    kind = (F.when(F.col("_oh").isNull(), F.lit("added")).when(F.col("_nh").isNull(), F.lit("removed"))
+            .when((F.col("_oh") != F.col("_nh")) | (F.col("_ol") != F.col("_nl")), F.lit("changed")))
+    rows = o.join(n, "_k", "full_outer").select(F.col("_k").alias("key"), kind.alias("change")) \
+        .where(F.col("change").isNotNull()).collect()
+    return pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
+
+
+def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFrame:
+    """The candidate pairs (as ``_blocking.candidate_pairs`` makes them) with at least one touched record
+    (``_dq_touched``): touched records joined to all records on each rule's block key, each pair once."""
+    keys = [B.block_col(j) for j in range(n_rules)]
+    left = records.where(F.col(_T)).select(F.col(B.ID).alias("_a"), *[F.col(k).alias(f"{k}_a") for k in keys],
+                                            *[F.col(c).alias(f"{c}_a") for c in carry])
+    right = records.select(F.col(B.ID).alias("_b"), F.col(_T).alias("_bt"), *[F.col(k).alias(f"{k}_b") for k in keys],
+                           *[F.col(c).alias(f"{c}_b") for c in carry])
+    swap = F.col("_a") > F.col("_b")
+    out: DataFrame | None = None
+    for i in range(n_rules):
+        b = B.block_col(i)
+        joined = F.broadcast(left.where(F.col(f"{b}_a").isNotNull())).join(
+            right.where(F.col(f"{b}_b").isNotNull()), F.col(f"{b}_a") == F.col(f"{b}_b"))
+        # each pair once: a touched-untouched pair from its touched side, a touched pair from its smaller id
+        joined = joined.where((F.col("_a") != F.col("_b")) & (~F.col("_bt") | (F.col("_a") < F.col("_b"))))
+        same = [F.coalesce(F.col(f"{k}_a") == F.col(f"{k}_b"), F.lit(False)) for k in keys]
+        for j in range(i):
+            joined = joined.where(~same[j])
+        mask = F.lit(0)
+        for j in range(n_rules):
+            mask = mask + F.when(same[j], F.lit(1 << j)).otherwise(F.lit(0))
+
+        def side(s: str) -> list[Any]:
+            mine, other = ("a", "b") if s == "l" else ("b", "a")
+            return [F.when(swap, F.col(f"{c}_{other}")).otherwise(F.col(f"{c}_{mine}")).alias(f"{c}_{s}")
+                    for c in carry]
+
+        part = joined.select(F.least("_a", "_b").alias(B.ID1), F.greatest("_a", "_b").alias(B.ID2),
+                             F.lit(i).alias(B.FIRST), mask.cast("long").alias(B.RULES), *side("l"), *side("r"))
+        out = part if out is None else out.unionByName(part)
+    assert out is not None
+    return out
+
+
+def _pairs_frame(scored: DataFrame, rule_names: list[str], comps: Any) -> DataFrame:
+    """Scored internal pairs in the columns ``dedup --out`` saves for ``pairs/``."""
+    names = F.array(*[F.lit(n) for n in rule_names]) if rule_names else F.array()
+    return scored.select(F.col(B.ID1).alias("key_1"), F.col(B.ID2).alias("key_2"),
+                         F.element_at(names, F.col(B.FIRST) + 1).alias("rule"), "match_weight", "probability",
+                         *[F.col(C.gamma_col(i)).alias(f"gamma_{c.label}") for i, c in enumerate(comps)])
+
+
+def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: float | None = None,
+                max_change: float = MAX_CHANGE, spark: SparkSession | None = None, name: str | None = None,
+                golden_record: Any = None, progress: Any = None) -> DedupSinceResult:
+    """Deduplicate ``table`` as the next night of the saved run ``since`` (see the module docstring).
+    ``threshold`` and the config must be the saved run's; ``max_change`` is the cost rule's share."""
+    from dqkit.dedup import _check_key, _config, _oversized, _records, _validate, read_records
+
+    t0 = time.perf_counter()
+    cfg = _config(config)
+    thr = cfg.threshold if threshold is None else float(threshold)
+    if not 0 <= max_change <= 1:
+        raise ParameterError(f"max_change is a share between 0 and 1, not {max_change!r}")
+    manifest = read_since(since)
+    check_since(manifest, since, key=key, config=config_form(cfg), threshold=thr)
+    folder, fmt = Path(manifest["_folder"]), manifest["_format"]
+    spark = spark or get_spark()
+    label = name or (str(table) if isinstance(table, (str, Path)) else "the table")
+    df = read_records(table, spark, cfg.types)
+    rules = _validate(df, key, cfg)
+    schema = io.schema_of(df, key, cfg)
+    moved = [f"{c} ({t} -> {schema.get(c, 'missing')})" for c, t in (manifest.get("schema") or {}).items()
+             if schema.get(c) != t]
+    if moved:
+        raise SchemaMismatchError(f"--since: column types changed since {since}: {', '.join(moved)}", hint=FULL_RUN)
+    key_type = df.schema[key].dataType
+    if not isinstance(key_type, (T.StringType, T.IntegralType)):
+        raise ParameterError(f"--since needs a text or integer key, not {key_type.simpleString()}",
+                             hint="cast the key to text")
+    model = io.model_from(manifest)
+    base = dict(table=label, key=key, since=str(since), config=cfg, threshold=thr, model=model, records=df,
+                golden_fn=golden_record, input_paths=tuple(t for t in (table, since) if isinstance(t, (str, Path))),
+                retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
+    with cancellable("dedup --since"):
+        n_records = _check_key(df, key, label)
+        saved_clusters = _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
+        old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
+        changed = _changed(old_fp, io.fingerprints(df, key, cfg), key)
+        kinds = {k: int((changed["change"] == k).sum()) for k in ("added", "removed", "changed")}
+        share = len(changed) / max(n_records, 1)
+        recs = _records(df, key, cfg, rules)
+        stats = B.block_statistics(recs, rules, cfg.max_block_size)
+        oversized, warnings = _oversized(recs, rules, stats, cfg)
+        saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
+        now_over = {i: sorted(k) for i, k in oversized.items() if k}
+        reason = None
+        if share > max_change:
+            reason = (f"{len(changed):,} of {n_records:,} records ({share:.1%}) were added, removed or changed, "
+                      f"more than max_change {max_change:g}")
+        elif saved_over != now_over:
+            reason = "the oversized blocks differ from the saved run's, so the pairs of untouched records may differ"
+        common = dict(base, n_records=n_records, change_counts=kinds, notes=tuple(warnings), oversized=oversized)
+        if reason is not None:
+            return _full(df, key, cfg, thr, model, spark, label, saved_clusters, manifest, common, reason, t0,
+                         progress)
+        return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, saved_clusters,
+                            folder, fmt, manifest, common, t0)
+
+
+def _taken_in(spark: SparkSession, saved_clusters: DataFrame, retired: set[Any], key_type: T.DataType):
+    """``taken(ids)``: which of ``ids`` the saved run used, current (its clusters) or retired."""
+    def taken(ids: set[Any]) -> set[Any]:
+        if not ids:
+            return set()
+        probe = spark.createDataFrame([(v,) for v in ids], T.StructType([T.StructField("_v", key_type)]))
+        hit = {r["_v"] for r in saved_clusters.select(F.col(CLUSTER).alias("_v")).distinct()
+               .join(F.broadcast(probe), "_v").collect()}
+        return hit | (set(ids) & retired)
+    return taken
+
+
+def _largest(saved_clusters: DataFrame, retired: set[Any]) -> Any:
+    top = saved_clusters.agg(F.max(CLUSTER).alias("m")).collect()[0]["m"]
+    return max([v for v in (top, *retired) if v is not None], default=0)
+
+
+def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
+                 recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, saved_clusters: DataFrame,
+                 folder: Path, fmt: str, manifest: dict[str, Any], common: dict[str, Any],
+                 t0: float) -> DedupSinceResult:
+    key_type = df.schema[key].dataType
+    comps, columns = cfg.comparisons, cfg.columns()
+    dtypes = {c: df.schema[c].dataType for c in columns}
+    touched = set(changed.loc[changed["change"] != "removed", "key"])
+    gone = set(changed.loc[changed["change"] != "added", "key"])  # removed, or changed: old matches void
+    w = probability_to_weight(thr)
+    key_schema = T.StructType([T.StructField("_dq_key", key_type)])
+
+    def keys_df(values: set[Any]) -> DataFrame:
+        return F.broadcast(spark.createDataFrame([(v,) for v in values], key_schema))
+
+    # 3. the pairs of touched records, scored with the saved model
+    carry = [C.value_col(k) for k in range(len(columns))]
+    marked = B.purge_oversized(recs, oversized).join(keys_df(touched).withColumn(_T, F.lit(True)),
+                                                     F.col(B.ID) == F.col("_dq_key"), "left") \
+        .drop("_dq_key").withColumn(_T, F.coalesce(F.col(_T), F.lit(False)))
+    cand = _touched_pairs(marked, len(rules), carry) if touched else None
+    if cand is not None:
+        gammas = [C.gamma_col(i) for i in range(len(comps))]
+        levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
+        weight, _ = weight_column(model)
+        scored = levelled.select("*", weight.alias("match_weight")).withColumn(
+            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+        new_pairs = _pairs_frame(scored, [r.rule.name for r in rules], comps).persist()
+        n_compared = new_pairs.count()
+        new_matches = new_pairs.where(F.col("match_weight") >= F.lit(w))
+        edges_new = [(r["key_1"], r["key_2"]) for r in new_matches.select("key_1", "key_2").collect()]
+    else:
+        new_pairs, new_matches, n_compared, edges_new = None, None, 0, []
+    # the saved matches; those with a removed or changed record are void
+    gamma_types = {f"gamma_{c.label}": T.IntegerType() for c in comps}
+    saved_pairs = _read(spark, folder, "pairs", fmt, {"key_1": key_type, "key_2": key_type, "match_weight": T.DoubleType(),
+                                                     "probability": T.DoubleType(), **gamma_types})
+    if manifest.get("all_pairs"):
+        saved_pairs = saved_pairs.where(F.col("match_weight") >= F.lit(w))
+    if gone:
+        g = keys_df(gone)
+        kept = (saved_pairs.join(g, F.col("key_1") == g["_dq_key"], "left_anti")
+                .join(g.select(F.col("_dq_key").alias("_dq_k2")), F.col("key_2") == F.col("_dq_k2"), "left_anti"))
+    else:
+        kept = saved_pairs
+    # 4. the old clusters the change reaches, and their records (a closed part of the match graph)
+    reach = gone | {k for e in edges_new for k in e}
+    affected = {r[CLUSTER] for r in saved_clusters.join(keys_df(reach), col(key) == F.col("_dq_key"))
+                .select(CLUSTER).distinct().collect()} if reach else set()
+    aff = spark.createDataFrame([(v,) for v in affected], T.StructType([T.StructField("_dq_c", key_type)]))
+    old_rows = saved_clusters.join(F.broadcast(aff), F.col(CLUSTER) == F.col("_dq_c")).select(key, CLUSTER).collect()
+    old = {r[key]: r[CLUSTER] for r in old_rows}
+    part = ({k for k in old if k not in gone} | touched)
+    inner = set(old) - gone
+    edges_kept = ([(r["key_1"], r["key_2"]) for r in kept.join(keys_df(inner), F.col("key_1") == F.col("_dq_key"))
+                   .select("key_1", "key_2").collect()] if inner else [])
+    new = components(part, [*edges_kept, *edges_new])
+    retired_before = set(manifest.get("retired_ids") or ())
+    ids, retired = stable_ids(old, new, _taken_in(spark, saved_clusters, retired_before, key_type),
+                              integer=isinstance(key_type, T.IntegralType),
+                              largest_id=lambda: _largest(saved_clusters, retired_before))
+    schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
+    fresh = spark.createDataFrame(sorted(ids.items()), schema)
+    clusters = saved_clusters.join(F.broadcast(aff), F.col(CLUSTER) == F.col("_dq_c"), "left_anti").unionByName(fresh)
+    matches = (kept.unionByName(new_matches.select(*[col(c).cast(kept.schema[c].dataType).alias(c) for c in kept.columns]))
+               if new_matches is not None else kept)
+    changes = diff_assignments(_text(old), _text(ids))
+    untouched = int(manifest["clusters"]) - len(affected)
+    result = DedupSinceResult(**common, clusters=clusters, matches=matches, full_run=False, full_run_reason="",
+                              changes=changes, untouched=untouched, pairs_compared=int(n_compared),
+                              retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                              seconds=time.perf_counter() - t0)
+    return result.summarised()
+
+
+def _text(assignment: dict[Any, Any]) -> pd.Series:
+    """``record -> cluster`` as text (how ``dqkit dedup-diff`` reads saved runs)."""
+    return pd.Series([str(v) for v in assignment.values()], index=[str(k) for k in assignment], dtype=object)
+
+
+def _full(df: DataFrame, key: str, cfg: Any, thr: float, model: Any, spark: SparkSession, label: str,
+          saved_clusters: DataFrame, manifest: dict[str, Any], common: dict[str, Any], reason: str, t0: float,
+          progress: Any) -> DedupSinceResult:
+    """The cost rule's full run: every candidate pair of NEW with the saved model, ids kept stable."""
+    from dqkit.dedup import dedup
+
+    key_type = df.schema[key].dataType
+    full = dedup(df, key, cfg, threshold=thr, model=model, spark=spark, name=label, progress=progress)
+    old = {r[key]: r[CLUSTER] for r in saved_clusters.select(key, CLUSTER).collect()}
+    new = {r[key]: r[CLUSTER] for r in full._clusters().select(key, CLUSTER).collect()}
+    retired_before = set(manifest.get("retired_ids") or ())
+    prev = set(old.values()) | retired_before
+    ids, retired = stable_ids(old, new, lambda s: set(s) & prev, integer=isinstance(key_type, T.IntegralType),
+                              largest_id=lambda: max(prev, default=0))
+    schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
+    clusters = spark.createDataFrame(sorted(ids.items()), schema)
+    result = DedupSinceResult(**common, clusters=clusters, matches=full.matches, full_run=True,
+                              full_run_reason=reason, changes=diff_assignments(_text(old), _text(ids)), untouched=0,
+                              pairs_compared=full.n_pairs, retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                              seconds=time.perf_counter() - t0)
+    return result.summarised()
