@@ -201,3 +201,21 @@ def test_a_since_refusal_exits_2_with_one_line_and_starts_no_spark():
     assert done.returncode == 2, done.stderr
     assert "holds no dedup_manifest.json" in done.stderr and "Traceback" not in done.stderr
     assert "NO SPARK" in done.stderr
+
+
+def test_the_bundled_nights_from_the_command_line_agree_with_dedup_diff_of_the_two_saved_runs(tmp_path, capsys,
+                                                                                              monkeypatch, spark):
+    from dqkit.cli import main
+    from dqkit.dedup.diff import dedup_diff
+
+    monkeypatch.chdir(ROOT)
+    base = ["--key", "rec_id", "--config", "data/dedup/dedup.yaml", "--csv"]
+    assert main(["dedup", "data/dedup/people.csv", *base, "--out", str(tmp_path / "n1")]) == 1
+    capsys.readouterr()
+    code = main(["dedup", "data/dedup/people_night2.csv", *base, "--since", str(tmp_path / "n1"), "--max-change",
+                 "0.1", "--out", str(tmp_path / "n2"), "--format", "json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 1 and d["full_run"] is False and d["changes"] == {"added": 2, "removed": 2, "changed": 0}
+    diff = dedup_diff(tmp_path / "n1", tmp_path / "n2")  # the saved runs, diffed independently
+    assert {k: d[k] for k in diff.counts} == diff.counts and diff.counts["unchanged"] > 0
+    assert d["pairs_compared"] < json.loads((tmp_path / "n1" / "summary.json").read_text())["candidate_pairs"]

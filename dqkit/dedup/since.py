@@ -61,15 +61,14 @@ def _read(spark: SparkSession, folder: Path, name: str, fmt: str, types: dict[st
     return df.select(*[col(c).cast(types[c]).alias(c) if c in types else col(c) for c in df.columns])
 
 
-def _changed(old_fp: DataFrame, new_fp: DataFrame, key: str) -> pd.DataFrame:
-    """``key, change`` (added, removed, changed) on the driver: one full outer join of the fingerprints."""
+def _changed(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
+    """``key, change`` (added, removed, changed): one full outer join of the fingerprints (lazy)."""
     o = old_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_oh"), F.col(FP_LO).alias("_ol"))
     n = new_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_nh"), F.col(FP_LO).alias("_nl"))
     kind = (F.when(F.col("_oh").isNull(), F.lit("added")).when(F.col("_nh").isNull(), F.lit("removed"))
             .when((F.col("_oh") != F.col("_nh")) | (F.col("_ol") != F.col("_nl")), F.lit("changed")))
-    rows = o.join(n, "_k", "full_outer").select(F.col("_k").alias("key"), kind.alias("change")) \
-        .where(F.col("change").isNotNull()).collect()
-    return pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
+    return o.join(n, "_k", "full_outer").select(F.col("_k").alias("key"), kind.alias("change")) \
+        .where(F.col("change").isNotNull())
 
 
 def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFrame:
@@ -151,9 +150,11 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         n_records = _check_key(df, key, label)
         saved_clusters = _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        changed = _changed(old_fp, io.fingerprints(df, key, cfg), key)
-        kinds = {k: int((changed["change"] == k).sum()) for k in ("added", "removed", "changed")}
-        share = len(changed) / max(n_records, 1)
+        changes = _changed(old_fp, io.fingerprints(df, key, cfg), key).persist()
+        got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+        kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
+        n_changed = sum(kinds.values())
+        share = n_changed / max(n_records, 1)
         recs = _records(df, key, cfg, rules)
         stats = B.block_statistics(recs, rules, cfg.max_block_size)
         oversized, warnings = _oversized(recs, rules, stats, cfg)
@@ -161,14 +162,17 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         now_over = {i: sorted(k) for i, k in oversized.items() if k}
         reason = None
         if share > max_change:
-            reason = (f"{len(changed):,} of {n_records:,} records ({share:.1%}) were added, removed or changed, "
+            reason = (f"{n_changed:,} of {n_records:,} records ({share:.1%}) were added, removed or changed, "
                       f"more than max_change {max_change:g}")
         elif saved_over != now_over:
             reason = "the oversized blocks differ from the saved run's, so the pairs of untouched records may differ"
         common = dict(base, n_records=n_records, change_counts=kinds, notes=tuple(warnings), oversized=oversized)
         if reason is not None:
+            changes.unpersist()
             return _full(df, key, cfg, thr, model, spark, label, saved_clusters, manifest, common, reason, t0,
                          progress)
+        changed = pd.DataFrame([(r["key"], r["change"]) for r in changes.collect()], columns=["key", "change"])
+        changes.unpersist()
         return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, saved_clusters,
                             folder, fmt, manifest, common, t0)
 
