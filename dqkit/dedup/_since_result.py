@@ -63,13 +63,6 @@ class DedupSinceResult(Result):
     cluster_sizes: Mapping[int, int] = field(default_factory=dict)
     save_format: str = "parquet"
 
-    def summarised(self) -> DedupSinceResult:
-        """This result with its cluster sizes and matching pairs counted (two small aggregations)."""
-        sizes = {int(r["s"]): int(r["n"]) for r in self.clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
-                 .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
-        return dataclasses.replace(self, cluster_sizes=dict(sorted(sizes.items())),
-                                   n_matching_pairs=int(self.matches.count()))
-
     # ------------------------------------------------------------------ counts
     @property
     def counts(self) -> dict[str, int]:

@@ -148,10 +148,14 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
     with cancellable("dedup --since"):
         n_records = _check_key(df, key, label)
-        saved_clusters = _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        changes = _changed(old_fp, io.fingerprints(df, key, cfg), key).persist()
-        got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+        changes = _changed(old_fp, io.fingerprints(df, key, cfg), key)
+        limit = int(max_change * n_records)  # more changed records than this: the cost rule's full run
+        rows = changes.limit(limit + 1).collect()
+        if len(rows) > limit:
+            got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+        else:
+            got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
         kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
         n_changed = sum(kinds.values())
         share = n_changed / max(n_records, 1)
@@ -168,105 +172,111 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
             reason = "the oversized blocks differ from the saved run's, so the pairs of untouched records may differ"
         common = dict(base, n_records=n_records, change_counts=kinds, notes=tuple(warnings), oversized=oversized)
         if reason is not None:
-            changes.unpersist()
-            return _full(df, key, cfg, thr, model, spark, label, saved_clusters, manifest, common, reason, t0,
-                         progress)
-        changed = pd.DataFrame([(r["key"], r["change"]) for r in changes.collect()], columns=["key", "change"])
-        changes.unpersist()
-        return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, saved_clusters,
-                            folder, fmt, manifest, common, t0)
+            return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress)
+        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
+        return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, folder, fmt,
+                            manifest, common, t0)
 
 
-def _taken_in(spark: SparkSession, saved_clusters: DataFrame, retired: set[Any], key_type: T.DataType):
-    """``taken(ids)``: which of ``ids`` the saved run used, current (its clusters) or retired."""
-    def taken(ids: set[Any]) -> set[Any]:
-        if not ids:
-            return set()
-        probe = spark.createDataFrame([(v,) for v in ids], T.StructType([T.StructField("_v", key_type)]))
-        hit = {r["_v"] for r in saved_clusters.select(F.col(CLUSTER).alias("_v")).distinct()
-               .join(F.broadcast(probe), "_v").collect()}
-        return hit | (set(ids) & retired)
-    return taken
+def _saved(folder: Path, name: str, fmt: str, integer_key: bool, keys: tuple[str, ...]) -> pd.DataFrame:
+    """A table of the saved run on the driver (pyarrow, no Spark job), ``keys`` columns as the key's type."""
+    from dqkit.dedup_manifest import part_files
+
+    if fmt == "csv":
+        files = [f for f in part_files(folder / name) if f.name.lower().endswith((".csv", ".csv.gz"))]
+        frame = (pd.concat([pd.read_csv(f, dtype=str, keep_default_na=False) for f in files], ignore_index=True)
+                 if files else pd.DataFrame(columns=list(keys)))
+    else:
+        frame = pd.read_parquet(folder / name)
+    for k in keys:
+        if k in frame.columns:
+            frame[k] = frame[k].astype("int64") if integer_key else frame[k].astype(str)
+    return frame
 
 
-def _largest(saved_clusters: DataFrame, retired: set[Any]) -> Any:
-    top = saved_clusters.agg(F.max(CLUSTER).alias("m")).collect()[0]["m"]
-    return max([v for v in (top, *retired) if v is not None], default=0)
+def _pairs_schema(key_type: T.DataType, comps: Any) -> T.StructType:
+    return T.StructType([T.StructField("key_1", key_type), T.StructField("key_2", key_type),
+                         T.StructField("rule", T.StringType()), T.StructField("match_weight", T.DoubleType()),
+                         T.StructField("probability", T.DoubleType()),
+                         *[T.StructField(f"gamma_{c.label}", T.IntegerType()) for c in comps]])
+
+
+def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
+    out = frame[[f.name for f in schema.fields]].copy()
+    for f in schema.fields:
+        if isinstance(f.dataType, T.DoubleType):
+            out[f.name] = out[f.name].astype(float)
+        elif isinstance(f.dataType, T.IntegerType):
+            out[f.name] = out[f.name].astype("int32")
+        elif f.name == "rule":
+            out[f.name] = out[f.name].astype(str)
+    return out
 
 
 def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
-                 recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, saved_clusters: DataFrame,
-                 folder: Path, fmt: str, manifest: dict[str, Any], common: dict[str, Any],
-                 t0: float) -> DedupSinceResult:
+                 recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
+                 manifest: dict[str, Any], common: dict[str, Any], t0: float) -> DedupSinceResult:
+    """Steps 3 to 5 of the module docstring. The saved clusters and matches are read on the driver
+    (as ``dqkit dedup-diff`` reads runs): one Spark job scores the touched pairs, nothing else runs."""
     key_type = df.schema[key].dataType
+    integer = isinstance(key_type, T.IntegralType)
     comps, columns = cfg.comparisons, cfg.columns()
     dtypes = {c: df.schema[c].dataType for c in columns}
     touched = set(changed.loc[changed["change"] != "removed", "key"])
     gone = set(changed.loc[changed["change"] != "added", "key"])  # removed, or changed: old matches void
     w = probability_to_weight(thr)
-    key_schema = T.StructType([T.StructField("_dq_key", key_type)])
-
-    def keys_df(values: set[Any]) -> DataFrame:
-        return F.broadcast(spark.createDataFrame([(v,) for v in values], key_schema))
-
-    # 3. the pairs of touched records, scored with the saved model
-    carry = [C.value_col(k) for k in range(len(columns))]
-    marked = B.purge_oversized(recs, oversized).join(keys_df(touched).withColumn(_T, F.lit(True)),
-                                                     F.col(B.ID) == F.col("_dq_key"), "left") \
-        .drop("_dq_key").withColumn(_T, F.coalesce(F.col(_T), F.lit(False)))
-    cand = _touched_pairs(marked, len(rules), carry) if touched else None
-    if cand is not None:
+    pair_schema = _pairs_schema(key_type, comps)
+    # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
+    if touched:
+        carry = [C.value_col(k) for k in range(len(columns))]
+        flags = F.broadcast(spark.createDataFrame([(v, True) for v in touched], T.StructType(
+            [T.StructField("_dq_key", key_type), T.StructField(_T, T.BooleanType())])))
+        marked = (B.purge_oversized(recs, oversized).join(flags, F.col(B.ID) == F.col("_dq_key"), "left")
+                  .drop("_dq_key").withColumn(_T, F.coalesce(F.col(_T), F.lit(False))))
+        cand = _touched_pairs(marked, len(rules), carry)
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
         weight, _ = weight_column(model)
         scored = levelled.select("*", weight.alias("match_weight")).withColumn(
             "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
-        new_pairs = _pairs_frame(scored, [r.rule.name for r in rules], comps).persist()
-        n_compared = new_pairs.count()
-        new_matches = new_pairs.where(F.col("match_weight") >= F.lit(w))
-        edges_new = [(r["key_1"], r["key_2"]) for r in new_matches.select("key_1", "key_2").collect()]
+        compared = _pairs_frame(scored, [r.rule.name for r in rules], comps).toPandas()
     else:
-        new_pairs, new_matches, n_compared, edges_new = None, None, 0, []
+        compared = pd.DataFrame(columns=[f.name for f in pair_schema.fields])
+    if integer:
+        compared[["key_1", "key_2"]] = compared[["key_1", "key_2"]].astype("int64")
+    new_matches = compared[compared["match_weight"].astype(float) >= w]
+    edges_new = list(zip(new_matches["key_1"], new_matches["key_2"]))
     # the saved matches; those with a removed or changed record are void
-    gamma_types = {f"gamma_{c.label}": T.IntegerType() for c in comps}
-    saved_pairs = _read(spark, folder, "pairs", fmt, {"key_1": key_type, "key_2": key_type, "match_weight": T.DoubleType(),
-                                                     "probability": T.DoubleType(), **gamma_types})
+    saved = _saved(folder, "clusters", fmt, integer, (key, CLUSTER))
+    pairs = _saved(folder, "pairs", fmt, integer, ("key_1", "key_2"))
     if manifest.get("all_pairs"):
-        saved_pairs = saved_pairs.where(F.col("match_weight") >= F.lit(w))
-    if gone:
-        g = keys_df(gone)
-        kept = (saved_pairs.join(g, F.col("key_1") == g["_dq_key"], "left_anti")
-                .join(g.select(F.col("_dq_key").alias("_dq_k2")), F.col("key_2") == F.col("_dq_k2"), "left_anti"))
-    else:
-        kept = saved_pairs
+        pairs = pairs[pairs["match_weight"].astype(float) >= w]
+    kept = pairs[~pairs["key_1"].isin(gone) & ~pairs["key_2"].isin(gone)]
     # 4. the old clusters the change reaches, and their records (a closed part of the match graph)
     reach = gone | {k for e in edges_new for k in e}
-    affected = {r[CLUSTER] for r in saved_clusters.join(keys_df(reach), col(key) == F.col("_dq_key"))
-                .select(CLUSTER).distinct().collect()} if reach else set()
-    aff = spark.createDataFrame([(v,) for v in affected], T.StructType([T.StructField("_dq_c", key_type)]))
-    old_rows = saved_clusters.join(F.broadcast(aff), F.col(CLUSTER) == F.col("_dq_c")).select(key, CLUSTER).collect()
-    old = {r[key]: r[CLUSTER] for r in old_rows}
-    part = ({k for k in old if k not in gone} | touched)
+    affected = set(saved.loc[saved[key].isin(reach), CLUSTER])
+    hit = saved[CLUSTER].isin(affected)
+    old = dict(zip(saved.loc[hit, key], saved.loc[hit, CLUSTER]))
     inner = set(old) - gone
-    edges_kept = ([(r["key_1"], r["key_2"]) for r in kept.join(keys_df(inner), F.col("key_1") == F.col("_dq_key"))
-                   .select("key_1", "key_2").collect()] if inner else [])
-    new = components(part, [*edges_kept, *edges_new])
+    in_part = kept["key_1"].isin(inner)
+    new = components(inner | touched, [*zip(kept.loc[in_part, "key_1"], kept.loc[in_part, "key_2"]), *edges_new])
+    # 5. stable ids
     retired_before = set(manifest.get("retired_ids") or ())
-    ids, retired = stable_ids(old, new, _taken_in(spark, saved_clusters, retired_before, key_type),
-                              integer=isinstance(key_type, T.IntegralType),
-                              largest_id=lambda: _largest(saved_clusters, retired_before))
-    schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
-    fresh = spark.createDataFrame(sorted(ids.items()), schema)
-    clusters = saved_clusters.join(F.broadcast(aff), F.col(CLUSTER) == F.col("_dq_c"), "left_anti").unionByName(fresh)
-    matches = (kept.unionByName(new_matches.select(*[col(c).cast(kept.schema[c].dataType).alias(c) for c in kept.columns]))
-               if new_matches is not None else kept)
-    changes = diff_assignments(_text(old), _text(ids))
-    untouched = int(manifest["clusters"]) - len(affected)
-    result = DedupSinceResult(**common, clusters=clusters, matches=matches, full_run=False, full_run_reason="",
-                              changes=changes, untouched=untouched, pairs_compared=int(n_compared),
-                              retired=tuple(sorted({*retired_before, *retired}, key=str)),
-                              seconds=time.perf_counter() - t0)
-    return result.summarised()
+    used_before = set(saved[CLUSTER]) | retired_before
+    ids, retired = stable_ids(old, new, lambda s: set(s) & used_before, integer=integer,
+                              largest_id=lambda: max(used_before, default=0))
+    fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
+    clusters = pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True)
+    matches = pd.concat([_typed_pairs(kept, pair_schema), _typed_pairs(new_matches, pair_schema)], ignore_index=True)
+    cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
+    sizes = clusters.groupby(CLUSTER).size().value_counts()
+    return DedupSinceResult(**common, clusters=spark.createDataFrame(clusters, cl_schema),
+                            matches=spark.createDataFrame(matches, pair_schema), full_run=False, full_run_reason="",
+                            changes=diff_assignments(_text(old), _text(ids)),
+                            untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
+                            retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                            seconds=time.perf_counter() - t0, n_matching_pairs=len(matches),
+                            cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
 
 
 def _text(assignment: dict[Any, Any]) -> pd.Series:
@@ -275,23 +285,25 @@ def _text(assignment: dict[Any, Any]) -> pd.Series:
 
 
 def _full(df: DataFrame, key: str, cfg: Any, thr: float, model: Any, spark: SparkSession, label: str,
-          saved_clusters: DataFrame, manifest: dict[str, Any], common: dict[str, Any], reason: str, t0: float,
+          manifest: dict[str, Any], common: dict[str, Any], reason: str, t0: float,
           progress: Any) -> DedupSinceResult:
     """The cost rule's full run: every candidate pair of NEW with the saved model, ids kept stable."""
     from dqkit.dedup import dedup
 
     key_type = df.schema[key].dataType
     full = dedup(df, key, cfg, threshold=thr, model=model, spark=spark, name=label, progress=progress)
-    old = {r[key]: r[CLUSTER] for r in saved_clusters.select(key, CLUSTER).collect()}
+    integer = isinstance(key_type, T.IntegralType)
+    saved = _saved(Path(manifest["_folder"]), "clusters", manifest["_format"], integer, (key, CLUSTER))
+    old = dict(zip(saved[key], saved[CLUSTER]))
     new = {r[key]: r[CLUSTER] for r in full._clusters().select(key, CLUSTER).collect()}
     retired_before = set(manifest.get("retired_ids") or ())
     prev = set(old.values()) | retired_before
-    ids, retired = stable_ids(old, new, lambda s: set(s) & prev, integer=isinstance(key_type, T.IntegralType),
+    ids, retired = stable_ids(old, new, lambda s: set(s) & prev, integer=integer,
                               largest_id=lambda: max(prev, default=0))
     schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
     clusters = spark.createDataFrame(sorted(ids.items()), schema)
-    result = DedupSinceResult(**common, clusters=clusters, matches=full.matches, full_run=True,
-                              full_run_reason=reason, changes=diff_assignments(_text(old), _text(ids)), untouched=0,
-                              pairs_compared=full.n_pairs, retired=tuple(sorted({*retired_before, *retired}, key=str)),
-                              seconds=time.perf_counter() - t0)
-    return result.summarised()
+    return DedupSinceResult(**common, clusters=clusters, matches=full.matches, full_run=True,
+                            full_run_reason=reason, changes=diff_assignments(_text(old), _text(ids)), untouched=0,
+                            pairs_compared=full.n_pairs, retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                            seconds=time.perf_counter() - t0, n_matching_pairs=full.n_matching_pairs,
+                            cluster_sizes=dict(full.cluster_sizes))
