@@ -65,6 +65,20 @@ def nights(entities: int, added: float, folder: Path) -> tuple[str, str, int, in
     return str(p1), str(p2), len(night1), len(night2)
 
 
+def timed_call(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def _saved_model(run: Path):
+    import json
+
+    from dqkit.dedup._since_io import model_from
+
+    return model_from(json.loads((run / "dedup_manifest.json").read_text()))
+
+
 def partition(rows) -> set[frozenset]:
     groups: dict = {}
     for k, c in rows:
@@ -76,6 +90,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--entities", type=int, default=5000)
     ap.add_argument("--added", type=float, default=0.01)
+    ap.add_argument("--keep", help="keep the nights and night 1's run in this folder and reuse them")
+    ap.add_argument("--since-only", action="store_true", help="time --since alone (profiling)")
     args = ap.parse_args()
 
     from dqkit.dedup import dedup, load_config, parse_config
@@ -86,14 +102,21 @@ def main() -> None:
     cfg = parse_config(CONFIG)
     _ = load_config
     with tempfile.TemporaryDirectory(prefix="dqkit-dedup-since-") as tmp:
-        folder = Path(tmp)
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         p1, p2, n1, n2 = nights(args.entities, args.added, folder)
         warm, _ = generate_people(200, seed=3)
         dedup(spark.createDataFrame(warm), "rec_id", cfg, spark=spark)  # warm-up (JVM, UDF workers)
         t0 = time.perf_counter()
-        first = dedup(p1, "rec_id", cfg, spark=spark)
-        first.save(folder / "run1")
+        if not (folder / "run1").is_dir():
+            dedup(p1, "rec_id", cfg, spark=spark).save(folder / "run1")
         setup = time.perf_counter() - t0
+        if args.since_only:
+            since_s, inc = timed_call(lambda: dedup_since(p2, folder / "run1", "rec_id", cfg, max_change=1.0,
+                                                          spark=spark))
+            print(f"--since {since_s:.1f} s, stages {dict(inc.stages)}, load average {os.getloadavg()[0]:.1f}")
+            return
+        first_model = _saved_model(folder / "run1")
 
         def timed(fn):
             t = time.perf_counter()
@@ -101,7 +124,7 @@ def main() -> None:
             return time.perf_counter() - t, out
 
         full_s, full = timed(lambda: dedup(p2, "rec_id", cfg, spark=spark))
-        same_s, same = timed(lambda: dedup(p2, "rec_id", cfg, model=first.model, spark=spark))
+        same_s, same = timed(lambda: dedup(p2, "rec_id", cfg, model=first_model, spark=spark))
         since_s, inc = timed(lambda: dedup_since(p2, folder / "run1", "rec_id", cfg, max_change=1.0, spark=spark))
         equal = partition((r["rec_id"], r["cluster_id"]) for r in inc.clusters.collect()) == partition(
             (r["rec_id"], r["cluster_id"]) for r in same.clusters.collect())
@@ -112,6 +135,7 @@ def main() -> None:
         print(f"full, same model   {same_s:8.1f} s  candidate pairs {same.n_pairs:,}  clusters {same.n_clusters:,}")
         print(f"--since            {since_s:8.1f} s  pairs compared {inc.pairs_compared:,}  clusters {inc.n_clusters:,}"
               f"  counts {dict((k, v) for k, v in inc.counts.items() if v)}")
+        print(f"--since stages (s) {dict(inc.stages)}")
         print(f"ratio full/--since {full_s / since_s:.1f}x, same-model/--since {same_s / since_s:.1f}x; "
               f"--since clusters equal the same-model run's: {equal}; load average "
               f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

@@ -59,6 +59,7 @@ class DedupSinceResult(Result):
     golden_fn: Any = None
     input_paths: tuple[Any, ...] = ()
     seconds: float = 0.0
+    stages: Mapping[str, float] = field(default_factory=dict)  # seconds per stage, in order
     n_matching_pairs: int = 0
     cluster_sizes: Mapping[int, int] = field(default_factory=dict)
     save_format: str = "parquet"
@@ -117,6 +118,7 @@ class DedupSinceResult(Result):
                 "records_in_duplicates": self.records_in_duplicates,
                 "cluster_sizes": {str(s): n for s, n in self.cluster_sizes.items()},
                 "model": {"prior": self.model.prior, "reused_from": self.since}, "seconds": round(self.seconds, 3),
+                "stages": dict(self.stages),
                 "notes": list(self.notes)}
 
     def sections(self, sample_rows: int = 10) -> list[Any]:

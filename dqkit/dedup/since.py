@@ -146,8 +146,10 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
     base = dict(table=label, key=key, since=str(since), config=cfg, threshold=thr, model=model, records=df,
                 golden_fn=golden_record, input_paths=tuple(t for t in (table, since) if isinstance(t, (str, Path))),
                 retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
+    clock = _Clock()
     with cancellable("dedup --since"):
         n_records = _check_key(df, key, label)
+        clock("key check")
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
         changes = _changed(old_fp, io.fingerprints(df, key, cfg), key)
         limit = int(max_change * n_records)  # more changed records than this: the cost rule's full run
@@ -157,11 +159,13 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         else:
             got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
         kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
+        clock("what changed")
         n_changed = sum(kinds.values())
         share = n_changed / max(n_records, 1)
         recs = _records(df, key, cfg, rules)
         stats = B.block_statistics(recs, rules, cfg.max_block_size)
         oversized, warnings = _oversized(recs, rules, stats, cfg)
+        clock("block sizes")
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
         now_over = {i: sorted(k) for i, k in oversized.items() if k}
         reason = None
@@ -170,12 +174,42 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                       f"more than max_change {max_change:g}")
         elif saved_over != now_over:
             reason = "the oversized blocks differ from the saved run's, so the pairs of untouched records may differ"
-        common = dict(base, n_records=n_records, change_counts=kinds, notes=tuple(warnings), oversized=oversized)
+        common = dict(base, n_records=n_records, change_counts=kinds, notes=tuple(warnings), oversized=oversized,
+                      stages=clock.marks)
         if reason is not None:
-            return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress)
+            return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
         changed = pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
         return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, folder, fmt,
-                            manifest, common, t0)
+                            manifest, common, t0, clock)
+
+
+#: up to this many touched keys are a literal set in the plan (no job); more are a broadcast table
+_INLINE_KEYS = 20_000
+
+
+def _mark(spark: SparkSession, records: DataFrame, keys: set[Any], key_type: T.DataType) -> DataFrame:
+    """``records`` with ``_dq_touched``: its id is in ``keys``. A literal set (Spark's InSet: no job) up to
+    ``_INLINE_KEYS`` keys; beyond, a join with a broadcast table (a table made from Python data costs a
+    job with a Python worker each time a plan broadcasts it, which dominates small runs)."""
+    if len(keys) <= _INLINE_KEYS:
+        return records.withColumn(_T, F.col(B.ID).isin(sorted(keys)))
+    flags = F.broadcast(spark.createDataFrame([(v, True) for v in keys], T.StructType(
+        [T.StructField("_dq_key", key_type), T.StructField(_T, T.BooleanType())])))
+    return (records.join(flags, F.col(B.ID) == F.col("_dq_key"), "left").drop("_dq_key")
+            .withColumn(_T, F.coalesce(F.col(_T), F.lit(False))))
+
+
+class _Clock:
+    """Seconds per stage (``marks``, in order): where the time of a ``--since`` run went."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.marks[stage] = round(now - self._t, 3)
+        self._t = now
 
 
 def _saved(folder: Path, name: str, fmt: str, integer_key: bool, keys: tuple[str, ...]) -> pd.DataFrame:
@@ -215,7 +249,7 @@ def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
 
 def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
                  recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
-                 manifest: dict[str, Any], common: dict[str, Any], t0: float) -> DedupSinceResult:
+                 manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock) -> DedupSinceResult:
     """Steps 3 to 5 of the module docstring. The saved clusters and matches are read on the driver
     (as ``dqkit dedup-diff`` reads runs): one Spark job scores the touched pairs, nothing else runs."""
     key_type = df.schema[key].dataType
@@ -229,10 +263,7 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
     if touched:
         carry = [C.value_col(k) for k in range(len(columns))]
-        flags = F.broadcast(spark.createDataFrame([(v, True) for v in touched], T.StructType(
-            [T.StructField("_dq_key", key_type), T.StructField(_T, T.BooleanType())])))
-        marked = (B.purge_oversized(recs, oversized).join(flags, F.col(B.ID) == F.col("_dq_key"), "left")
-                  .drop("_dq_key").withColumn(_T, F.coalesce(F.col(_T), F.lit(False))))
+        marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
         cand = _touched_pairs(marked, len(rules), carry)
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
@@ -245,6 +276,7 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     if integer:
         compared[["key_1", "key_2"]] = compared[["key_1", "key_2"]].astype("int64")
     new_matches = compared[compared["match_weight"].astype(float) >= w]
+    clock("score the touched pairs")
     edges_new = list(zip(new_matches["key_1"], new_matches["key_2"]))
     # the saved matches; those with a removed or changed record are void
     saved = _saved(folder, "clusters", fmt, integer, (key, CLUSTER))
@@ -265,6 +297,7 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     used_before = set(saved[CLUSTER]) | retired_before
     ids, retired = stable_ids(old, new, lambda s: set(s) & used_before, integer=integer,
                               largest_id=lambda: max(used_before, default=0))
+    clock("re-cluster, ids")
     fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
     clusters = pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True)
     matches = pd.concat([_typed_pairs(kept, pair_schema), _typed_pairs(new_matches, pair_schema)], ignore_index=True)
@@ -286,12 +319,13 @@ def _text(assignment: dict[Any, Any]) -> pd.Series:
 
 def _full(df: DataFrame, key: str, cfg: Any, thr: float, model: Any, spark: SparkSession, label: str,
           manifest: dict[str, Any], common: dict[str, Any], reason: str, t0: float,
-          progress: Any) -> DedupSinceResult:
+          progress: Any, clock: _Clock) -> DedupSinceResult:
     """The cost rule's full run: every candidate pair of NEW with the saved model, ids kept stable."""
     from dqkit.dedup import dedup
 
     key_type = df.schema[key].dataType
     full = dedup(df, key, cfg, threshold=thr, model=model, spark=spark, name=label, progress=progress)
+    clock("full run")
     integer = isinstance(key_type, T.IntegralType)
     saved = _saved(Path(manifest["_folder"]), "clusters", manifest["_format"], integer, (key, CLUSTER))
     old = dict(zip(saved[key], saved[CLUSTER]))
