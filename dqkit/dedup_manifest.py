@@ -144,7 +144,7 @@ def read_since(path: Any) -> dict[str, Any]:
     file = run.folder / SINCE_MANIFEST
     if not file.is_file():
         raise ParameterError(f"--since: {text} holds no {SINCE_MANIFEST}: it was saved by a dqkit without "
-                             "incremental dedup (or by dqkit.dedup.diff), so it lacks the model and the record "
+                             "incremental dedup (or by hand), so it lacks the model and the record "
                              "fingerprints", hint=FULL_RUN)
     try:
         data = json.loads(file.read_text(encoding="utf-8"))

@@ -93,6 +93,18 @@ def test_tonights_out_serves_as_the_next_since_and_a_retired_id_is_never_reused(
     assert res.counts["created"] == 1 and res.counts["unchanged"] == 8 and res.pairs_compared == 0
 
 
+def test_a_night_without_change_compares_nothing_and_keeps_every_cluster_and_id(spark, tmp_path):
+    from dqkit.dedup.since import dedup_since
+
+    night1 = _save_night1(spark, tmp_path / "night1")
+    before = {r["rec_id"]: r["cluster_id"] for r in spark.read.option("header", True).csv(str(night1 / "clusters"))
+              .collect()}
+    res = dedup_since(spark.createDataFrame(NIGHT1, COLS), night1, "rec_id", CONFIG, spark=spark)
+    assert _ids(res) == before and res.pairs_compared == 0 and not res.full_run
+    assert res.counts == {**{k: 0 for k in res.counts}, "unchanged": len(set(before.values()))}
+    assert res.verdict.summary.endswith("no cluster changed, 7 unchanged")
+
+
 # ------------------------------------------------------------------------ the property, with hypothesis
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
