@@ -106,7 +106,7 @@ def test_a_night_without_change_compares_nothing_and_keeps_every_cluster_and_id(
 
 
 # ------------------------------------------------------------------------ the property, with hypothesis
-from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 NAMES = ["aa", "ab", "bb", "ba", "cc"]  # chains one edit apart: components that are not cliques
@@ -135,6 +135,12 @@ def _partition(ids: dict) -> set[frozenset]:
 @settings(max_examples=int(os.environ.get("DQKIT_DEDUP_SINCE_EXAMPLES", "3")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=nights())
+# always run too: a changed record leaves a cluster whose other records stay linked by a saved match;
+# an added record bridges a chain while another cluster's record is removed
+@example(case=({"r0": ("aa", "x", ""), "r1": ("aa", "x", ""), "r2": ("aa", "x", "")},
+               {"r0": ("aa", "x", ""), "r1": ("aa", "x", ""), "r2": ("cc", "x", "")}))
+@example(case=({"r0": ("aa", "x", ""), "r1": ("bb", "x", ""), "r2": ("cc", "y", ""), "r3": ("cc", "y", "n")},
+               {"r0": ("aa", "x", ""), "r1": ("bb", "x", ""), "r2": ("cc", "y", ""), "s0": ("ab", "x", "")}))
 def test_incremental_clusters_equal_a_full_run_with_the_same_model_and_untouched_ids_stay(spark, tmp_path_factory,
                                                                                          case):
     from dqkit.dedup import dedup
