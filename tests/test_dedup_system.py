@@ -85,7 +85,8 @@ def test_out_csv_goes_through_the_generic_save_with_every_pair(tmp_path, capsys,
     pairs = pd.concat(pd.read_csv(f, dtype=str) for f in sorted((out / "pairs").glob("*.csv")))
     assert len(pairs) == summary["candidate_pairs"] > summary["matching_pairs"]
     assert (out / "summary.json").is_file() and (out / "report.html").is_file()
-    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["clusters", "golden", "pairs"]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["clusters", "fingerprints", "golden", "pairs"]
+    assert json.loads((out / "dedup_manifest.json").read_text())["all_pairs"] is True  # what --since reads
 
 
 def test_saving_refuses_an_unknown_format(spark, monkeypatch):

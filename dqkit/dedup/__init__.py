@@ -264,7 +264,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
           golden_record: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None, prior: float | None = None,
           spark: SparkSession | None = None, name: str | None = None,
           progress: ProgressCallback | None = None, other: Any = None,
-          sources: Any = ("left", "right")) -> DedupResult:
+          sources: Any = ("left", "right"), model: FSModel | None = None) -> DedupResult:
     """Deduplicate ``table`` (a path, ``catalog:db.table`` or DataFrame) whose records are identified by
     the unique, non-NULL column ``key``, with ``config`` (a YAML path or text, a dict, a ``DedupConfig``).
 
@@ -278,6 +278,8 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
 
     ``other``: a second table to link ``table`` to (record linkage, see ``link``): pairs only across
     the two tables, records and clusters with a ``source`` column naming the table (``sources``).
+    ``model``: a fitted ``FSModel`` of the same comparisons to score with instead of estimating one
+    (``dedup --since``'s full run and its tests: the next night with the previous night's model).
     """
     cfg = _config(config)
     thr = cfg.threshold if threshold is None else threshold
@@ -349,35 +351,39 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                 notes.append(f"blocking rule {s['rule']!r} produced no new pairs ({why})")
         step("compare", 2)
 
-        u, u_pairs, u_sample = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
-        if u_pairs < 1000 and n_records:
-            notes.append(f"u was estimated from {u_pairs} random pairs only; estimates of rare levels are rough")
-        labelled_m = None
-        if labels is not None:
-            labelled_m, n_labels = _labelled_m(spark, recs, labels, df.schema[key].dataType, comps, columns, dtypes,
-                                               is_link)
-            notes.append(f"m was set from {n_labels} labelled matching pair(s)")
-        inactive = [[c.column in r.columns for c in comps] for r in rules]
-        def fitted(u_now: list[np.ndarray]) -> tuple[FSModel, list[dict]]:
-            return fit(patterns, counts, masks, levels, [c.label for c in comps], u_now, inactive, all_pairs,
-                       labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
-                       tolerance=cfg.em_tolerance)
+        if model is not None:
+            _check_model(model, comps)
+            sessions, u_pairs = [], 0
+        else:
+            u, u_pairs, u_sample = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
+            if u_pairs < 1000 and n_records:
+                notes.append(f"u was estimated from {u_pairs} random pairs only; estimates of rare levels are rough")
+            labelled_m = None
+            if labels is not None:
+                labelled_m, n_labels = _labelled_m(spark, recs, labels, df.schema[key].dataType, comps, columns, dtypes,
+                                                   is_link)
+                notes.append(f"m was set from {n_labels} labelled matching pair(s)")
+            inactive = [[c.column in r.columns for c in comps] for r in rules]
+            def fitted(u_now: list[np.ndarray]) -> tuple[FSModel, list[dict]]:
+                return fit(patterns, counts, masks, levels, [c.label for c in comps], u_now, inactive, all_pairs,
+                           labelled_m=labelled_m, prior=prior, max_iterations=cfg.em_max_iterations,
+                           tolerance=cfg.em_tolerance)
 
-        model, sessions = fitted(u)
-        for _ in range(_U_ROUNDS):  # u without the matches among the random pairs (see dqkit.dedup._em)
-            if not u_pairs:
-                break
-            new_u = non_match_frequencies(u_sample[0], u_sample[1], levels, model)
-            moved = max(float(np.abs(a - b).max()) for a, b in zip(new_u, u))
-            u = new_u
             model, sessions = fitted(u)
-            if moved < 1e-9:
-                break
-        notes += list(model.notes)
-        for s in sessions:
-            s["rule"] = rules[s["rule"]].rule.name
-            if s["pairs"] >= 2 and not s["converged"] and labelled_m is None:
-                notes.append(f"EM on the pairs of rule {s['rule']!r} did not converge in {s['iterations']} iterations")
+            for _ in range(_U_ROUNDS):  # u without the matches among the random pairs (see dqkit.dedup._em)
+                if not u_pairs:
+                    break
+                new_u = non_match_frequencies(u_sample[0], u_sample[1], levels, model)
+                moved = max(float(np.abs(a - b).max()) for a, b in zip(new_u, u))
+                u = new_u
+                model, sessions = fitted(u)
+                if moved < 1e-9:
+                    break
+            notes += list(model.notes)
+            for s in sessions:
+                s["rule"] = rules[s["rule"]].rule.name
+                if s["pairs"] >= 2 and not s["converged"] and labelled_m is None:
+                    notes.append(f"EM on the pairs of rule {s['rule']!r} did not converge in {s['iterations']} iterations")
         step("estimate", 3)
 
         result = DedupResult(table=label, key=key, config=cfg, threshold=float(thr), records=df, compare_records=recs,
@@ -387,10 +393,17 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                              rule_names=tuple(r.rule.name for r in rules), dtypes=dtypes,
                              notes=tuple(notes), golden_fn=golden_record,
                              input_paths=tuple(t for t in (table, other) if isinstance(t, (str, os.PathLike))),
-                             sources=names, source_records=n_sides)
+                             sources=names, source_records=n_sides, oversized=oversized)
         result = result.at_threshold(thr)
         step("cluster", 4)
     return result
+
+
+def _check_model(model: FSModel, comps: tuple[Comparison, ...]) -> None:
+    """A given model scores the config's comparisons: same labels, same number of levels each."""
+    if tuple(model.names) != tuple(c.label for c in comps) or [len(m) for m in model.m] != [c.n_levels for c in comps]:
+        raise ParameterError(f"the given model compares {', '.join(model.names)}, not the config's comparisons",
+                             hint="give the model of a run with the same comparisons")
 
 
 def _sorted_rows(rows: list[Any], by: list[str]) -> list[Any]:

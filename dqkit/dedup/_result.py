@@ -81,6 +81,7 @@ class DedupResult(DedupCharts, Result):
     source_records: tuple[int, int] | None = None  # linking: records of each table
     truth: str | None = None  # the column of true cluster ids that ``accuracy`` was measured against
     accuracy: Any = None  # a PairAccuracy (dqkit.dedup.evaluate), or None
+    oversized: Mapping[int, list[str]] = field(default_factory=dict)  # purged blocks per rule (JSON keys)
 
     @property
     def is_link(self) -> bool:
@@ -98,17 +99,7 @@ class DedupResult(DedupCharts, Result):
 
     # ---------------------------------------------------------------------------- pairs and scores
     def _weight_column(self) -> tuple[Column, list[Column]]:
-        parts = []
-        for i, bf in enumerate(self.model.log2_bayes_factors()):
-            g = F.col(C.gamma_col(i))
-            e = F.when(g < 0, F.lit(0.0))
-            for lvl, v in enumerate(bf):
-                e = e.when(g == lvl, F.lit(float(v)))
-            parts.append(e.otherwise(F.lit(0.0)))
-        total = F.lit(self.model.prior_weight)
-        for p in parts:
-            total = total + p
-        return total, parts
+        return weight_column(self.model)
 
     @functools.cached_property
     def scored(self) -> DataFrame:
@@ -410,8 +401,11 @@ class DedupResult(DedupCharts, Result):
         return self._frame_map(self.save_all_pairs if all_pairs is None else all_pairs)
 
     def _frame_map(self, all_pairs: bool) -> dict[str, DataFrame]:
+        from dqkit.dedup._since_io import FINGERPRINTS, fingerprints
+
         return {"pairs": self.pairs if all_pairs else self.matches, "clusters": self._clusters(),
-                "golden": self.golden}
+                "golden": self.golden,
+                **({} if self.is_link else {FINGERPRINTS: fingerprints(self.records, self.key, self.config)})}
 
     def inputs(self) -> list[Any]:
         return list(self.input_paths)
@@ -420,6 +414,14 @@ class DedupResult(DedupCharts, Result):
         if self.save_format == "csv":
             for rel, frame in self._frame_map(self.save_all_pairs).items():
                 frame.write.mode("error").option("header", "true").csv((folder / rel).as_posix())
+        if not self.is_link:  # what the next night's `dedup --since` reads
+            from dqkit.dedup import _since_io as io
+
+            io.write_manifest(folder, io.manifest(
+                key=self.key, key_type=self.records.schema[self.key].dataType.simpleString(), cfg=self.config,
+                threshold=self.threshold, model=self.model, oversized=self.oversized, records=self.n_records,
+                clusters=self.n_clusters, matching_pairs=self.n_matching_pairs, save_format=self.save_format,
+                all_pairs=self.save_all_pairs, schema=io.schema_of(self.records, self.key, self.config)))
 
     def saving(self, format: str = "parquet", all_pairs: bool = False) -> DedupResult:
         """This run, to be saved by ``save`` (the generic ``Result.save``) with the tables as ``format``
@@ -432,6 +434,22 @@ class DedupResult(DedupCharts, Result):
 
 #: The formats ``saving`` writes the tables in.
 SAVE_FORMATS = ("parquet", "csv")
+
+
+def weight_column(model: FSModel) -> tuple[Column, list[Column]]:
+    """A pair's match weight as a Spark expression of its levels (and each comparison's part): the
+    prior weight plus each level's log2 Bayes factor, NULL adding 0."""
+    parts = []
+    for i, bf in enumerate(model.log2_bayes_factors()):
+        g = F.col(C.gamma_col(i))
+        e = F.when(g < 0, F.lit(0.0))
+        for lvl, v in enumerate(bf):
+            e = e.when(g == lvl, F.lit(float(v)))
+        parts.append(e.otherwise(F.lit(0.0)))
+    total = F.lit(model.prior_weight)
+    for p in parts:
+        total = total + p
+    return total, parts
 
 
 def record_label(key: str) -> Column:

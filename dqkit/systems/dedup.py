@@ -38,6 +38,13 @@ class DedupParams(Params):
     all_pairs: bool = param(False, help="with --out: save every candidate pair, not only matches")
     csv: bool = param(False, help="with --out: write the tables as CSV instead of Parquet")
     sample_rows: int = param(10, help="clusters, pairs and golden records shown per section", low=0, metavar="N")
+    since: str | None = param(None, help="the previous night's run (the folder `dedup --out` wrote): score only "
+                                         "pairs with added or changed records, with its model, and keep its "
+                                         "cluster ids; report clusters created, merged and split",
+                              metavar="RUN", input=True)
+    max_change: float = param(0.05, help="with --since, the cost rule: above this share of records added, "
+                                         "removed or changed, compare every pair of TABLE (still with the "
+                                         "saved model)", low=0, high=1, metavar="SHARE")
 
     def validate(self) -> None:
         """Tables and config exist, the config is a YAML mapping, the key (and the truth column) are
@@ -48,6 +55,24 @@ class DedupParams(Params):
         preflight.dedup(self.table, self.key, self.config, link=self.link, threshold=self.threshold)
         if self.truth is not None:
             check_truth(self.truth, self.key, [self.table, *([self.link] if self.link else [])])
+        if self.since is not None:
+            check_since_params(self)
+
+
+def check_since_params(params: DedupParams) -> None:
+    """``--since``: one table, no --truth or --all-pairs, and a saved run of the same key, config and
+    threshold (``dqkit.dedup_manifest``); no Spark, not even a pyspark import."""
+    from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, load_config_light, read_since
+
+    for flag, given in (("--link", params.link is not None), ("--truth", params.truth is not None),
+                        ("--all-pairs", params.all_pairs)):
+        if given:
+            raise ParameterError(f"--since continues a deduplication of one table night by night; it excludes {flag}",
+                                 hint=f"leave out {flag}, or {FULL_RUN}")
+    manifest = read_since(params.since)
+    config = load_config_light(params.config)
+    threshold = config.threshold if params.threshold is None else params.threshold
+    check_since(manifest, params.since, key=params.key, config=config_form(config), threshold=threshold)
 
 
 def check_sources(sources: tuple[str, ...], link: str | None) -> tuple[str, str]:
@@ -88,6 +113,12 @@ def run(params: DedupParams, *, spark: Any = None, progress: Any = None, cancel:
     from dqkit.dedup import dedup, load_config
 
     config = load_config(params.config)  # parse errors with line and column, before any Spark job
+    if params.since is not None:
+        from dqkit.dedup.since import dedup_since
+
+        result = dedup_since(params.table, params.since, params.key, config, threshold=params.threshold,
+                             max_change=params.max_change, name=params.table, spark=spark, progress=progress)
+        return result.saving(format="csv" if params.csv else "parquet")
     name = params.table if params.link is None else f"{params.table} ~ {params.link}"
     result = dedup(params.table, params.key, config, threshold=params.threshold, name=name, spark=spark,
                    progress=progress, other=params.link, sources=tuple(params.sources))
@@ -117,7 +148,8 @@ DEDUP = System(
     template="system_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Tables", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no duplicate (no link)", 1: "duplicates (links) found", 2: "error"},
-    output="the pairs, clusters and golden records (Parquet, or CSV with --csv), summary.json and report.html",
+    output="the pairs, clusters and golden records (Parquet, or CSV with --csv), summary.json and report.html; "
+           "fingerprints/ and dedup_manifest.json, what the next night's --since reads",
     example={"table": "data/dedup/people.csv", "key": "rec_id", "config": "data/dedup/dedup.yaml"},
     actions={"example_config": ("print a commented example config and exit", example_config)},
     check_output=check_output,

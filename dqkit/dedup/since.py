@@ -1,0 +1,343 @@
+"""``dedup NEW --since RUN``: the next night's deduplication from the previous night's saved run, scoring
+only the pairs of added or changed records, with stable cluster ids.
+
+``RUN`` is a folder ``dqkit dedup --out`` wrote (``dqkit.dedup_manifest.read_since`` checks it without
+Spark: same key, config and threshold). It holds the model (m, u, λ), the records' fingerprints over
+the matching columns, the clusters and the matching pairs. Then:
+
+1. **What changed**: a record is added, removed or changed when its key is on one side only or its
+   fingerprint (``dqkit.fingerprint``) over the compared and blocking columns differs; a change to
+   another column changes no pair.
+2. **Cost rule**: above ``max_change`` of NEW's records changed, or when NEW's oversized blocks differ
+   from the saved run's (which would change the pairs of untouched records), every candidate pair of
+   NEW is compared (a full run, still with the saved model) and the result says so.
+3. **Score only what changed**: the candidate pairs with an added or changed record, blocked against
+   all of NEW (the same rules and purged blocks), are compared and scored with the SAVED model (no EM).
+   The saved matches between untouched records stand: both records and the model are unchanged.
+4. **Re-cluster only the touched components**: the old clusters holding a removed or changed record or
+   an end of a new match, with the added and changed records, are clustered again from their matches
+   (a closed part: no match leaves it); every other cluster is kept as it was, with its id.
+5. **Stable ids** (``dqkit.dedup._stable_ids``): an unchanged cluster keeps its id, a changed or merged
+   one the id of its largest ancestor (ties to the smallest id), new clusters get ids never used
+   before. The change is classified as ``dqkit dedup-diff`` does (created, merged, split, ...).
+
+The result (``DedupSinceResult``) saves like a dedup run, so tonight's ``--out`` is tomorrow's ``--since``.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from dqkit.dedup import _blocking as B
+from dqkit.dedup import _compare as C
+from dqkit.dedup import _since_io as io
+from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
+from dqkit.dedup._since_result import DedupSinceResult
+from dqkit.dedup._stable_ids import components, stable_ids
+from dqkit.dedup.diff import diff_assignments
+from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
+from dqkit.errors import ParameterError, SchemaMismatchError
+from dqkit.fingerprint import FP_HI, FP_LO
+from dqkit.session import get_spark
+from dqkit.sparkutil import cancellable, col
+
+__all__ = ["dedup_since", "MAX_CHANGE"]
+
+#: Cost rule: above this share of NEW's records added, removed or changed, every pair is compared.
+MAX_CHANGE = 0.05
+_T = "_dq_touched"
+
+
+def _read(spark: SparkSession, folder: Path, name: str, fmt: str, types: dict[str, T.DataType]) -> DataFrame:
+    """A table of the saved run, its columns cast to ``types`` (CSV is read as text)."""
+    path = (folder / name).as_posix()
+    df = spark.read.option("header", "true").csv(path) if fmt == "csv" else spark.read.parquet(path)
+    return df.select(*[col(c).cast(types[c]).alias(c) if c in types else col(c) for c in df.columns])
+
+
+def _changed(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
+    """``key, change`` (added, removed, changed): one full outer join of the fingerprints (lazy)."""
+    o = old_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_oh"), F.col(FP_LO).alias("_ol"))
+    n = new_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_nh"), F.col(FP_LO).alias("_nl"))
+    kind = (F.when(F.col("_oh").isNull(), F.lit("added")).when(F.col("_nh").isNull(), F.lit("removed"))
+            .when((F.col("_oh") != F.col("_nh")) | (F.col("_ol") != F.col("_nl")), F.lit("changed")))
+    return o.join(n, "_k", "full_outer").select(F.col("_k").alias("key"), kind.alias("change")) \
+        .where(F.col("change").isNotNull())
+
+
+def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFrame:
+    """The candidate pairs (as ``_blocking.candidate_pairs`` makes them) with at least one touched record
+    (``_dq_touched``): touched records joined to all records on each rule's block key, each pair once."""
+    keys = [B.block_col(j) for j in range(n_rules)]
+    left = records.where(F.col(_T)).select(F.col(B.ID).alias("_a"), *[F.col(k).alias(f"{k}_a") for k in keys],
+                                            *[F.col(c).alias(f"{c}_a") for c in carry])
+    right = records.select(F.col(B.ID).alias("_b"), F.col(_T).alias("_bt"), *[F.col(k).alias(f"{k}_b") for k in keys],
+                           *[F.col(c).alias(f"{c}_b") for c in carry])
+    swap = F.col("_a") > F.col("_b")
+    out: DataFrame | None = None
+    for i in range(n_rules):
+        b = B.block_col(i)
+        joined = F.broadcast(left.where(F.col(f"{b}_a").isNotNull())).join(
+            right.where(F.col(f"{b}_b").isNotNull()), F.col(f"{b}_a") == F.col(f"{b}_b"))
+        # each pair once: a touched-untouched pair from its touched side, a touched pair from its smaller id
+        joined = joined.where((F.col("_a") != F.col("_b")) & (~F.col("_bt") | (F.col("_a") < F.col("_b"))))
+        same = [F.coalesce(F.col(f"{k}_a") == F.col(f"{k}_b"), F.lit(False)) for k in keys]
+        for j in range(i):
+            joined = joined.where(~same[j])
+        mask = F.lit(0)
+        for j in range(n_rules):
+            mask = mask + F.when(same[j], F.lit(1 << j)).otherwise(F.lit(0))
+
+        def side(s: str) -> list[Any]:
+            mine, other = ("a", "b") if s == "l" else ("b", "a")
+            return [F.when(swap, F.col(f"{c}_{other}")).otherwise(F.col(f"{c}_{mine}")).alias(f"{c}_{s}")
+                    for c in carry]
+
+        part = joined.select(F.least("_a", "_b").alias(B.ID1), F.greatest("_a", "_b").alias(B.ID2),
+                             F.lit(i).alias(B.FIRST), mask.cast("long").alias(B.RULES), *side("l"), *side("r"))
+        out = part if out is None else out.unionByName(part)
+    assert out is not None
+    return out
+
+
+def _pairs_frame(scored: DataFrame, rule_names: list[str], comps: Any) -> DataFrame:
+    """Scored internal pairs in the columns ``dedup --out`` saves for ``pairs/``."""
+    names = F.array(*[F.lit(n) for n in rule_names]) if rule_names else F.array()
+    return scored.select(F.col(B.ID1).alias("key_1"), F.col(B.ID2).alias("key_2"),
+                         F.element_at(names, F.col(B.FIRST) + 1).alias("rule"), "match_weight", "probability",
+                         *[F.col(C.gamma_col(i)).alias(f"gamma_{c.label}") for i, c in enumerate(comps)])
+
+
+def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: float | None = None,
+                max_change: float = MAX_CHANGE, spark: SparkSession | None = None, name: str | None = None,
+                golden_record: Any = None, progress: Any = None) -> DedupSinceResult:
+    """Deduplicate ``table`` as the next night of the saved run ``since`` (see the module docstring).
+    ``threshold`` and the config must be the saved run's; ``max_change`` is the cost rule's share."""
+    from dqkit.dedup import _check_key, _config, _oversized, _records, _validate, read_records
+
+    t0 = time.perf_counter()
+    cfg = _config(config)
+    thr = cfg.threshold if threshold is None else float(threshold)
+    if not 0 <= max_change <= 1:
+        raise ParameterError(f"max_change is a share between 0 and 1, not {max_change!r}")
+    manifest = read_since(since)
+    check_since(manifest, since, key=key, config=config_form(cfg), threshold=thr)
+    folder, fmt = Path(manifest["_folder"]), manifest["_format"]
+    spark = spark or get_spark()
+    label = name or (str(table) if isinstance(table, (str, Path)) else "the table")
+    df = read_records(table, spark, cfg.types)
+    rules = _validate(df, key, cfg)
+    schema = io.schema_of(df, key, cfg)
+    moved = [f"{c} ({t} -> {schema.get(c, 'missing')})" for c, t in (manifest.get("schema") or {}).items()
+             if schema.get(c) != t]
+    if moved:
+        raise SchemaMismatchError(f"--since: column types changed since {since}: {', '.join(moved)}", hint=FULL_RUN)
+    key_type = df.schema[key].dataType
+    if not isinstance(key_type, (T.StringType, T.IntegralType)):
+        raise ParameterError(f"--since needs a text or integer key, not {key_type.simpleString()}",
+                             hint="cast the key to text")
+    model = io.model_from(manifest)
+    base = dict(table=label, key=key, since=str(since), config=cfg, threshold=thr, model=model, records=df,
+                golden_fn=golden_record, input_paths=tuple(t for t in (table, since) if isinstance(t, (str, Path))),
+                retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
+    clock = _Clock()
+    with cancellable("dedup --since"):
+        n_records = _check_key(df, key, label)
+        clock("key check")
+        old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
+        changes = _changed(old_fp, io.fingerprints(df, key, cfg), key)
+        limit = int(max_change * n_records)  # more changed records than this: the cost rule's full run
+        rows = changes.limit(limit + 1).collect()
+        if len(rows) > limit:
+            got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+        else:
+            got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
+        kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
+        clock("what changed")
+        n_changed = sum(kinds.values())
+        share = n_changed / max(n_records, 1)
+        recs = _records(df, key, cfg, rules)
+        stats = B.block_statistics(recs, rules, cfg.max_block_size)
+        oversized, warnings = _oversized(recs, rules, stats, cfg)
+        clock("block sizes")
+        saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
+        now_over = {i: sorted(k) for i, k in oversized.items() if k}
+        reason = None
+        if share > max_change:
+            reason = (f"{n_changed:,} of {n_records:,} records ({share:.1%}) were added, removed or changed, "
+                      f"more than max_change {max_change:g}")
+        elif saved_over != now_over:
+            reason = "the oversized blocks differ from the saved run's, so the pairs of untouched records may differ"
+        common = dict(base, n_records=n_records, change_counts=kinds, notes=tuple(warnings), oversized=oversized,
+                      stages=clock.marks)
+        if reason is not None:
+            return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
+        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
+        return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, folder, fmt,
+                            manifest, common, t0, clock)
+
+
+#: up to this many touched keys are a literal set in the plan (no job); more are a broadcast table
+_INLINE_KEYS = 20_000
+
+
+def _mark(spark: SparkSession, records: DataFrame, keys: set[Any], key_type: T.DataType) -> DataFrame:
+    """``records`` with ``_dq_touched``: its id is in ``keys``. A literal set (Spark's InSet: no job) up to
+    ``_INLINE_KEYS`` keys; beyond, a join with a broadcast table (a table made from Python data costs a
+    job with a Python worker each time a plan broadcasts it, which dominates small runs)."""
+    if len(keys) <= _INLINE_KEYS:
+        return records.withColumn(_T, F.col(B.ID).isin(sorted(keys)))
+    flags = F.broadcast(spark.createDataFrame([(v, True) for v in keys], T.StructType(
+        [T.StructField("_dq_key", key_type), T.StructField(_T, T.BooleanType())])))
+    return (records.join(flags, F.col(B.ID) == F.col("_dq_key"), "left").drop("_dq_key")
+            .withColumn(_T, F.coalesce(F.col(_T), F.lit(False))))
+
+
+class _Clock:
+    """Seconds per stage (``marks``, in order): where the time of a ``--since`` run went."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.marks[stage] = round(now - self._t, 3)
+        self._t = now
+
+
+def _saved(folder: Path, name: str, fmt: str, integer_key: bool, keys: tuple[str, ...]) -> pd.DataFrame:
+    """A table of the saved run on the driver (pyarrow, no Spark job), ``keys`` columns as the key's type."""
+    from dqkit.dedup_manifest import part_files
+
+    if fmt == "csv":
+        files = [f for f in part_files(folder / name) if f.name.lower().endswith((".csv", ".csv.gz"))]
+        frame = (pd.concat([pd.read_csv(f, dtype=str, keep_default_na=False) for f in files], ignore_index=True)
+                 if files else pd.DataFrame(columns=list(keys)))
+    else:
+        frame = pd.read_parquet(folder / name)
+    for k in keys:
+        if k in frame.columns:
+            frame[k] = frame[k].astype("int64") if integer_key else frame[k].astype(str)
+    return frame
+
+
+def _pairs_schema(key_type: T.DataType, comps: Any) -> T.StructType:
+    return T.StructType([T.StructField("key_1", key_type), T.StructField("key_2", key_type),
+                         T.StructField("rule", T.StringType()), T.StructField("match_weight", T.DoubleType()),
+                         T.StructField("probability", T.DoubleType()),
+                         *[T.StructField(f"gamma_{c.label}", T.IntegerType()) for c in comps]])
+
+
+def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
+    out = frame[[f.name for f in schema.fields]].copy()
+    for f in schema.fields:
+        if isinstance(f.dataType, T.DoubleType):
+            out[f.name] = out[f.name].astype(float)
+        elif isinstance(f.dataType, T.IntegerType):
+            out[f.name] = out[f.name].astype("int32")
+        elif f.name == "rule":
+            out[f.name] = out[f.name].astype(str)
+    return out
+
+
+def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
+                 recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
+                 manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock) -> DedupSinceResult:
+    """Steps 3 to 5 of the module docstring. The saved clusters and matches are read on the driver
+    (as ``dqkit dedup-diff`` reads runs): one Spark job scores the touched pairs, nothing else runs."""
+    key_type = df.schema[key].dataType
+    integer = isinstance(key_type, T.IntegralType)
+    comps, columns = cfg.comparisons, cfg.columns()
+    dtypes = {c: df.schema[c].dataType for c in columns}
+    touched = set(changed.loc[changed["change"] != "removed", "key"])
+    gone = set(changed.loc[changed["change"] != "added", "key"])  # removed, or changed: old matches void
+    w = probability_to_weight(thr)
+    pair_schema = _pairs_schema(key_type, comps)
+    # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
+    if touched:
+        carry = [C.value_col(k) for k in range(len(columns))]
+        marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
+        cand = _touched_pairs(marked, len(rules), carry)
+        gammas = [C.gamma_col(i) for i in range(len(comps))]
+        levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
+        weight, _ = weight_column(model)
+        scored = levelled.select("*", weight.alias("match_weight")).withColumn(
+            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+        compared = _pairs_frame(scored, [r.rule.name for r in rules], comps).toPandas()
+    else:
+        compared = pd.DataFrame(columns=[f.name for f in pair_schema.fields])
+    if integer:
+        compared[["key_1", "key_2"]] = compared[["key_1", "key_2"]].astype("int64")
+    new_matches = compared[compared["match_weight"].astype(float) >= w]
+    clock("score the touched pairs")
+    edges_new = list(zip(new_matches["key_1"], new_matches["key_2"]))
+    # the saved matches; those with a removed or changed record are void
+    saved = _saved(folder, "clusters", fmt, integer, (key, CLUSTER))
+    pairs = _saved(folder, "pairs", fmt, integer, ("key_1", "key_2"))
+    if manifest.get("all_pairs"):
+        pairs = pairs[pairs["match_weight"].astype(float) >= w]
+    kept = pairs[~pairs["key_1"].isin(gone) & ~pairs["key_2"].isin(gone)]
+    # 4. the old clusters the change reaches, and their records (a closed part of the match graph)
+    reach = gone | {k for e in edges_new for k in e}
+    affected = set(saved.loc[saved[key].isin(reach), CLUSTER])
+    hit = saved[CLUSTER].isin(affected)
+    old = dict(zip(saved.loc[hit, key], saved.loc[hit, CLUSTER]))
+    inner = set(old) - gone
+    in_part = kept["key_1"].isin(inner)
+    new = components(inner | touched, [*zip(kept.loc[in_part, "key_1"], kept.loc[in_part, "key_2"]), *edges_new])
+    # 5. stable ids
+    retired_before = set(manifest.get("retired_ids") or ())
+    used_before = set(saved[CLUSTER]) | retired_before
+    ids, retired = stable_ids(old, new, lambda s: set(s) & used_before, integer=integer,
+                              largest_id=lambda: max(used_before, default=0))
+    clock("re-cluster, ids")
+    fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
+    clusters = pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True)
+    matches = pd.concat([_typed_pairs(kept, pair_schema), _typed_pairs(new_matches, pair_schema)], ignore_index=True)
+    cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
+    sizes = clusters.groupby(CLUSTER).size().value_counts()
+    return DedupSinceResult(**common, clusters=spark.createDataFrame(clusters, cl_schema),
+                            matches=spark.createDataFrame(matches, pair_schema), full_run=False, full_run_reason="",
+                            changes=diff_assignments(_text(old), _text(ids)),
+                            untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
+                            retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                            seconds=time.perf_counter() - t0, n_matching_pairs=len(matches),
+                            cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+
+
+def _text(assignment: dict[Any, Any]) -> pd.Series:
+    """``record -> cluster`` as text (how ``dqkit dedup-diff`` reads saved runs)."""
+    return pd.Series([str(v) for v in assignment.values()], index=[str(k) for k in assignment], dtype=object)
+
+
+def _full(df: DataFrame, key: str, cfg: Any, thr: float, model: Any, spark: SparkSession, label: str,
+          manifest: dict[str, Any], common: dict[str, Any], reason: str, t0: float,
+          progress: Any, clock: _Clock) -> DedupSinceResult:
+    """The cost rule's full run: every candidate pair of NEW with the saved model, ids kept stable."""
+    from dqkit.dedup import dedup
+
+    key_type = df.schema[key].dataType
+    full = dedup(df, key, cfg, threshold=thr, model=model, spark=spark, name=label, progress=progress)
+    clock("full run")
+    integer = isinstance(key_type, T.IntegralType)
+    saved = _saved(Path(manifest["_folder"]), "clusters", manifest["_format"], integer, (key, CLUSTER))
+    old = dict(zip(saved[key], saved[CLUSTER]))
+    new = {r[key]: r[CLUSTER] for r in full._clusters().select(key, CLUSTER).collect()}
+    retired_before = set(manifest.get("retired_ids") or ())
+    prev = set(old.values()) | retired_before
+    ids, retired = stable_ids(old, new, lambda s: set(s) & prev, integer=integer,
+                              largest_id=lambda: max(prev, default=0))
+    schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
+    clusters = spark.createDataFrame(sorted(ids.items()), schema)
+    return DedupSinceResult(**common, clusters=clusters, matches=full.matches, full_run=True,
+                            full_run_reason=reason, changes=diff_assignments(_text(old), _text(ids)), untouched=0,
+                            pairs_compared=full.n_pairs, retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                            seconds=time.perf_counter() - t0, n_matching_pairs=full.n_matching_pairs,
+                            cluster_sizes=dict(full.cluster_sizes))
