@@ -300,7 +300,7 @@ def test_the_result_follows_the_common_contract(febrl1_result):
     assert d["duplicate_clusters"] == r.duplicate_clusters
     assert set(d["model"]["comparisons"]) == {"given_name", "surname", "date_of_birth", "soc_sec_id",
                                               "street_number", "postcode"}
-    assert set(r.frames()) == {"pairs", "clusters", "golden"}
+    assert set(r.frames()) == {"pairs", "clusters", "golden", "fingerprints"}
     assert r.golden.count() == r.n_clusters
     assert "DUPLICATES" in r.to_text(sample_rows=3)
     assert [n for n, _ in r.figures()] == ["block_sizes", "match_weights", "cluster_sizes"]

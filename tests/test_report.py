@@ -178,7 +178,7 @@ def test_the_detect_and_repair_reports_take_their_parameters_from_their_declarat
     assert list(template_parameters("detect")) == ["table", "rules", "key", "count_only", "sample", "nb_parts",
                                                    "explain", "sample_rows", "since", "max_change", "output"]
     assert list(template_parameters("repair")) == ["table", "rules", "key", "method", "max_iterations",
-                                                   "freeze_after", "sample_rows", "output"]
+                                                   "freeze_after", "sample_rows", "dry_run", "output"]
     p = get("repair").prepare(table=str(table), rules=rules, key="", max_iterations="4")
     assert p.rules == (rules,) and p.key is None and p.max_iterations == 4
     with pytest.raises(ParameterError, match="--method must be one of auto, equivalence-class, holistic"):
@@ -271,4 +271,4 @@ def test_the_dedup_report_takes_its_parameters_from_the_declaration_and_shows_go
     for fact in ("Reproduce with", "-p threshold 0.95", "-p truth entity", f"-o {out}", "records",
                  pyspark.__version__, "comparison surname", str(saved)):
         assert fact in html, fact
-    assert sorted(p.name for p in saved.iterdir() if p.is_dir()) == ["clusters", "golden", "pairs"]
+    assert sorted(p.name for p in saved.iterdir() if p.is_dir()) == ["clusters", "fingerprints", "golden", "pairs"]
