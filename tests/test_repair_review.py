@@ -3,6 +3,7 @@ list, and review (``dqkit review`` / ``dqkit.repair.review.apply_changes``)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -164,7 +165,9 @@ def test_apply_changes_refuses_a_change_for_a_row_that_is_not_there(spark, table
 
 
 # ------------------------------------------------------------------------------------ the property
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+# each example is two repairs and an apply (~20 s in the full suite); DQKIT_REVIEW_EXAMPLES=50 searches deeper
+@settings(max_examples=int(os.environ.get("DQKIT_REVIEW_EXAMPLES", "3")), deadline=None,
+          suppress_health_check=list(HealthCheck))
 @given(st.lists(st.tuples(st.sampled_from("ab"), st.sampled_from("xyz"), st.integers(0, 3)), min_size=2, max_size=6),
        st.booleans())
 def test_applying_all_changes_of_a_dry_run_gives_the_full_repairs_table(spark, data, with_dc):
