@@ -1,4 +1,4 @@
-# Just over 500 lines on purpose: the report registry, its declared parameters and the papermill run share
+# Long because the report registry, its declared parameters and the papermill run share
 # the parameter checks and the atomic output step; each part alone would re-export most of the others.
 """Reproducible reports: a template notebook executed by papermill, kept as .ipynb and exported to HTML.
 

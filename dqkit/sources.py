@@ -1,4 +1,4 @@
-# About 500 lines on purpose: every way a table comes in (catalog, files, folders, CSV dialects, Parquet
+# Long because every way a table comes in (catalog, files, folders, CSV dialects, Parquet
 # footers) and every way reading one fails are one reader; its error messages share the same helpers.
 """Tables in, by name.
 

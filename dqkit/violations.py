@@ -101,22 +101,29 @@ def tuple_ids(df: DataFrame, key: str | None = None, *, order: Sequence[Column] 
 def row_position(df: DataFrame) -> Column | None:
     """A row's position in its input file, stable under recomputation; None when ``df`` is not a file scan.
 
-    The position is ``struct(file path, start of the file split, id)``: the split is a fixed byte
-    range of a fixed file, read in file order, so the ``monotonically_increasing_id`` inside one split
-    grows with the row's place in the file, whatever partition the split lands in. A retried task or
-    a plan with other split sizes gives every row the same place relative to every other row (the
-    struct orders rows by file, then by place in the file); the absolute numbers may differ, so use it
-    to order and tiebreak, never as an identifier. A DataFrame that is not a file scan (an
+    The position is ``struct(file path, start of the file split, row)``, ordered by file, then by place
+    in the file. For Parquet, ``row`` is Spark's ``_metadata.row_index`` (the row's index in its file,
+    the split start 0): the same number on every read, whatever the split sizes, a retried task or a
+    recomputed partition. Other file formats have no row index; there the split is a fixed byte range of
+    a fixed file, read in file order, and ``row`` is ``monotonically_increasing_id`` (partition index in
+    the upper bits, the ordinal of the row in its partition's read order in the lower), which grows with
+    the row's place within the split. A retried task re-reads the same splits in the same order, so it
+    gives every row the same number again (dqkit reads CSV in multiLine mode: one task per file). Use the
+    position to order and tiebreak, never as an identifier. A DataFrame that is not a file scan (an
     in-memory frame, a join, a catalog view) has no such position: None.
     """
     if "_metadata" in df.columns:
         return None
     try:
-        meta = df.select(F.col("_metadata.file_path"), F.col("_metadata.file_block_start")).schema
+        meta = df.select(F.col("_metadata")).schema["_metadata"].dataType
     except Exception:  # not a file scan: Spark has no _metadata column for it
         return None
-    if len(meta.fields) != 2:
+    names = set(meta.fieldNames()) if isinstance(meta, T.StructType) else set()
+    if not {"file_path", "file_block_start"} <= names:
         return None
+    if "row_index" in names:
+        return F.struct(F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("split"),
+                        F.col("_metadata.row_index").alias("row"))
     return F.struct(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("split"),
                     F.monotonically_increasing_id().alias("row"))
 

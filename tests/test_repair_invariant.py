@@ -131,6 +131,26 @@ def test_row_ids_count_exact_copies_in_file_order_whatever_the_splits(spark, tmp
         assert t == (base if seen[base] == 1 else f"{base}#{seen[base]}")
 
 
+def test_a_parquet_rows_position_is_its_index_in_the_file_whatever_the_splits(spark, tmp_path, small_splits):
+    import pandas as pd
+
+    from dqkit.violations import row_position
+
+    path = tmp_path / "p.parquet"
+    pd.DataFrame({"v": [f"r{i}" for i in range(40)]}).to_parquet(path, row_group_size=3, index=False)
+
+    def positions() -> list[tuple[str, int]]:
+        df = spark.read.parquet(str(path))
+        pos = row_position(df)
+        assert pos is not None
+        return sorted((r["v"], r["p"]["row"]) for r in df.select("v", pos.alias("p")).collect())
+
+    whole = positions()
+    with small_splits:
+        split = positions()
+    assert whole == split == sorted((f"r{i}", i) for i in range(40))
+
+
 def test_repair_without_a_key_gives_the_same_file_whatever_the_splits(spark, tmp_path, small_splits):
     path = tmp_path / "t.csv"
     path.write_text(DUPLICATES)

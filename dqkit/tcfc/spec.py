@@ -1,4 +1,4 @@
-# About 500 lines on purpose: the metadata model M1-M7 and the checks that keep a spec valid read as one unit.
+# Long because the metadata model M1-M7 and the checks that keep a spec valid read as one unit.
 """The TCFC metadata model (M1-M7): pairs of relations, nested fragmentation levels, aggregates.
 
 A ``CompareSpec`` is the paper's metadata quintuple C = (r(R), s, tau^-1, listX_R, listA_R) plus the
