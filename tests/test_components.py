@@ -9,7 +9,7 @@ from pyspark.sql import types as T
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dqkit.components import connected_components, run_connected_components
+from dqkit.components import _driver_keys, connected_components, run_connected_components
 from dqkit.errors import ParameterError, UnknownColumnError
 
 
@@ -105,8 +105,22 @@ def test_a_graph_over_the_local_limit_takes_the_distributed_rounds(spark):
     edges = [(i, i + 1) for i in range(30)]
     df = spark.createDataFrame(edges, "src int, dst int")
     at, over = run_connected_components(df, local_limit=30), run_connected_components(df, local_limit=29)
-    assert at.iterations == 0 and over.iterations > 0
+    told_over = run_connected_components(df, local_limit=29, n_edges=30)  # the caller's count is over too
+    assert at.iterations == 0 and over.iterations > 0 and told_over.iterations > 0
     assert partition(at.components.collect()) == partition(over.components.collect()) == nx_labels(edges)
+
+
+def test_only_key_types_arrow_orders_like_spark_take_the_driver_route():
+    # no Spark: NaN and -0.0, bytes, lists, timestamps and collated text could be ordered or compared
+    # differently by Arrow, so they never reach the driver route
+    cell = T.StructType([T.StructField("tid", T.LongType()), T.StructField("attr", T.StringType())])
+    for t in (T.IntegerType(), T.LongType(), T.StringType(), T.DateType(), T.DecimalType(10, 2),
+              T.BooleanType(), cell):
+        assert _driver_keys(t), t
+    for t in (T.DoubleType(), T.FloatType(), T.BinaryType(), T.ArrayType(T.IntegerType()),
+              T.TimestampType(), T.StringType("UTF8_LCASE"),
+              T.StructType([T.StructField("tid", T.LongType()), T.StructField("x", T.DoubleType())])):
+        assert not _driver_keys(t), t
 
 
 def test_double_nodes_with_nan_take_the_distributed_path(spark):
