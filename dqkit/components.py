@@ -24,8 +24,10 @@ as one Arrow table; the component is the node with the smallest code, i.e. the s
 Spark's ordering, as on the distributed path. Each large-star/small-star round costs a few Spark jobs
 whatever the size, so up to the limit the driver route is several times faster. The edge count is
 known before the fetch: the caller's ``n_edges`` (dedup knows its matching pairs from the pattern
-counts; the raw edges are then fetched without a shuffle), or a count of the checkpointed distinct
-edges (a self-edge counts). The driver holds bounded memory: about 80 bytes an edge for integer
+counts), else one count of the given edges; both count duplicates and both directions, and the given
+edges are fetched as they are, without a shuffle (a ``distinct`` of 3.6M edges cost more than all
+the rest). Over the limit, the distinct oriented edges the rounds start from are checkpointed and
+counted too (a self-edge counts), and still go to the driver when they fit. The driver holds bounded memory: about 80 bytes an edge for integer
 nodes at the peak (Arrow ends, codes and scipy's sparse graph; measured 3.56M edges -> see
 docs/performance.md), so at most ~320 MB plus the distinct node values at the limit.
 ``local_limit=0`` forces the distributed path. Only key types whose Arrow order and equality are
@@ -93,8 +95,8 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
     between are persisted). ``max_iterations``: a safety bound on rounds (O(log² n) are needed).
     ``on_iteration(i)`` is called after round ``i`` (progress). ``local_limit``: at most that many
     distinct edges are labelled on the driver instead (``iterations`` is then 0); 0 turns this off.
-    ``n_edges``: the number of rows of ``edges`` when the caller knows it without a job; at most
-    ``local_limit`` fetches them straight away (no shuffle, no count).
+    ``n_edges``: the number of rows of ``edges`` (or an upper bound) when the caller knows it
+    without a job; it spares the count that otherwise decides whether the edges fit on the driver.
     """
     for c in (src, dst):
         if c not in edges.columns:
@@ -110,12 +112,15 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
     given = edges.select(col(src).alias(_S), col(dst).alias(_D)).where(
         F.col(_S).isNotNull() & F.col(_D).isNotNull())
     on_driver = local_limit > 0 and _driver_keys(ts)
-    if on_driver and n_edges is not None and n_edges <= local_limit:
-        return ComponentsRun(driver_components(given, ts), 0)
+    if on_driver:
+        if n_edges is None:  # a count of the given edges, no shuffle: their duplicates count too
+            n_edges = given.count()
+        if n_edges <= local_limit:
+            return ComponentsRun(driver_components(given, ts), 0)
     # oriented larger -> smaller; self-edges kept here (they make nodes), dropped from the rounds
     oriented = given.select(F.greatest(_S, _D).alias(_S), F.least(_S, _D).alias(_D)).distinct()
     oriented = oriented.transform(checkpoint)  # the input's lineage is computed once
-    if on_driver and oriented.count() <= local_limit:  # counts the checkpoint, not the input
+    if on_driver and oriented.count() <= local_limit:  # fewer distinct edges: counts the checkpoint
         return ComponentsRun(driver_components(oriented, ts), 0)
     nodes = oriented.select(F.col(_S).alias("node")).union(oriented.select(F.col(_D).alias("node"))).distinct()
     current = oriented.where(F.col(_S) != F.col(_D))
@@ -222,6 +227,14 @@ def _spark_rank(values):
         return rank
     if pa.types.is_boolean(values.type):
         values = values.cast(pa.int8())
+    if pa.types.is_integer(values.type) and values.null_count == 0 and len(values):
+        # dense integers (row ids): a presence table beats hashing; ranks are the running count
+        lo, hi = (int(x.as_py()) for x in pc.min_max(values).values())
+        if hi - lo <= 2 * len(values) + 1024:
+            offset = values.to_numpy(zero_copy_only=False).astype(np.int64) - lo
+            present = np.zeros(hi - lo + 1, dtype=np.int64)
+            present[offset] = 1
+            return np.cumsum(present)[offset]
     enc = values.dictionary_encode(null_encoding="encode")  # a NULL is one dictionary entry
     order = pc.array_sort_indices(enc.dictionary, null_placement="at_start").to_numpy()
     rank_of = np.empty(len(order), dtype=np.int64)
