@@ -24,7 +24,8 @@ as one Arrow table; the component is the node with the smallest code, i.e. the s
 Spark's ordering, as on the distributed path. Each large-star/small-star round costs a few Spark jobs
 whatever the size, so up to the limit the driver route is several times faster. The edge count is
 known before the fetch: the caller's ``n_edges`` (dedup knows its matching pairs from the pattern
-counts), else one count of the given edges; both count duplicates and both directions, and the given
+counts), else one count of the rows of ``edges`` (no column is read: Parquet answers from its
+footers); both count duplicates, both directions and NULL ends, and the given
 edges are fetched as they are, without a shuffle (a ``distinct`` of 3.6M edges cost more than all
 the rest). Over the limit, the distinct oriented edges the rounds start from are checkpointed and
 counted too (a self-edge counts), and still go to the driver when they fit. The driver holds bounded memory: about 80 bytes an edge for integer
@@ -113,8 +114,8 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
         F.col(_S).isNotNull() & F.col(_D).isNotNull())
     on_driver = local_limit > 0 and _driver_keys(ts)
     if on_driver:
-        if n_edges is None:  # a count of the given edges, no shuffle: their duplicates count too
-            n_edges = given.count()
+        if n_edges is None:  # an upper bound without a shuffle or even a column read: every row counts
+            n_edges = edges.count()
         if n_edges <= local_limit:
             return ComponentsRun(driver_components(given, ts), 0)
     # oriented larger -> smaller; self-edges kept here (they make nodes), dropped from the rounds
