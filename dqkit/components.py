@@ -16,8 +16,8 @@ The convergence test is one small aggregate per round: the edges form stars (eve
 exactly one out-edge, to a node with none, or none at all).
 
 Graphs that fit take the driver route instead (one implementation, shared by repair and dedup):
-when the distinct edges number at most ``local_limit`` (default ``DRIVER_EDGES`` = 4,000,000), they
-are fetched once as Arrow, each end is dictionary-encoded into a dense code in Spark's own order
+when the edges (their rows, else their distinct oriented pairs) number at most ``local_limit``
+(default ``DRIVER_EDGES`` = 4,000,000), they are fetched once as Arrow, each end is dictionary-encoded into a dense code in Spark's own order
 (structs field by field, so ``(tid, attr)`` cells are encoded soundly), labelled by
 ``scipy.sparse.csgraph.connected_components``, and the ``(node, component)`` frame goes back to Spark
 as one Arrow table; the component is the node with the smallest code, i.e. the smallest node by
@@ -28,9 +28,10 @@ counts), else one count of the rows of ``edges`` (no column is read: Parquet ans
 footers); both count duplicates, both directions and NULL ends, and the given
 edges are fetched as they are, without a shuffle (a ``distinct`` of 3.6M edges cost more than all
 the rest). Over the limit, the distinct oriented edges the rounds start from are checkpointed and
-counted too (a self-edge counts), and still go to the driver when they fit. The driver holds bounded memory: about 80 bytes an edge for integer
-nodes at the peak (Arrow ends, codes and scipy's sparse graph; measured 3.56M edges -> see
-docs/performance.md), so at most ~320 MB plus the distinct node values at the limit.
+counted too (a self-edge counts), and still go to the driver when they fit. The driver holds bounded memory:
+at most ``DRIVER_EDGES`` edges reach it, counted before the fetch; measured at 3.56M integer edges,
+the Python driver peaked about 240 MB over its idle size (~70 bytes an edge: Arrow ends, codes and
+scipy's sparse graph; text nodes add their distinct values once; docs/performance.md).
 ``local_limit=0`` forces the distributed path. Only key types whose Arrow order and equality are
 Spark's take the driver route: integers, booleans, dates, decimals, strings with the default binary
 collation, and structs of these; floating-point (NaN, -0.0), binary, arrays, maps, timestamps and
@@ -94,8 +95,9 @@ def run_connected_components(edges: DataFrame, src: str = "src", dst: str = "dst
 
     ``checkpoint_every``: cut the lineage with ``checkpoint`` every that many rounds (rounds in
     between are persisted). ``max_iterations``: a safety bound on rounds (O(log² n) are needed).
-    ``on_iteration(i)`` is called after round ``i`` (progress). ``local_limit``: at most that many
-    distinct edges are labelled on the driver instead (``iterations`` is then 0); 0 turns this off.
+    ``on_iteration(i)`` is called after round ``i`` (progress). ``local_limit``: a graph of at most
+    that many edges (rows, else distinct edges) is labelled on the driver instead (``iterations`` is
+    then 0); 0 turns this off.
     ``n_edges``: the number of rows of ``edges`` (or an upper bound) when the caller knows it
     without a job; it spares the count that otherwise decides whether the edges fit on the driver.
     """
