@@ -5,10 +5,11 @@ import random
 
 import networkx as nx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from pyspark.sql import types as T
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dqkit.components import connected_components, run_connected_components
+from dqkit.components import _driver_keys, connected_components, run_connected_components
 from dqkit.errors import ParameterError, UnknownColumnError
 
 
@@ -22,15 +23,53 @@ def nx_labels(edges) -> dict:
     return {n: min(c) for c in nx.connected_components(g) for n in c}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14)), min_size=1, max_size=25))
-def test_components_equal_networkx_on_random_graphs_on_both_paths(spark, edges):
-    # random graphs: disconnected parts, self-loops, duplicate and reversed edges; distributed rounds
-    # (local_limit=0) and the small-graph driver path give the same labelling as networkx
-    df = spark.createDataFrame(edges, "src int, dst int")
-    want = nx_labels(edges)
-    assert partition(connected_components(df, local_limit=0).collect()) == want
-    assert partition(connected_components(df).collect()) == want
+_NODES = {
+    "int": ("int", st.integers(-3, 9)),
+    "string": ("string", st.sampled_from(["", "a", "b", "Z", "zz", "é", "ä", "😀"])),
+    # (tid, attr) cells with NULL fields: Spark orders a NULL field before any value
+    "struct": ("struct<tid:int,attr:string>",
+               st.tuples(st.none() | st.integers(0, 3), st.none() | st.sampled_from(["city", "zip"]))),
+}
+
+
+@st.composite
+def graphs(draw):
+    kind = draw(st.sampled_from(sorted(_NODES)))
+    _, node = _NODES[kind]
+    end = st.integers(0, 9).flatmap(lambda i: st.none() if i == 0 else node)  # a NULL end now and then
+    return kind, draw(st.lists(st.tuples(end, end), min_size=1, max_size=20))
+
+
+def spark_order(node):
+    """Spark's ascending order of the test nodes: a NULL struct field first."""
+    return tuple((v is not None, v) for v in node) if isinstance(node, tuple) else node
+
+
+def as_key(v):
+    return tuple(v) if isinstance(v, T.Row) else v
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(graphs())
+@example(("int", [(1, 1), (2, None), (None, None), (3, 4), (4, 3), (4, 4)]))
+@example(("struct", [((None, "city"), (1, None)), ((1, None), (0, "zip")), ((2, "city"), (2, "city"))]))
+def test_driver_and_distributed_routes_give_networkx_partition_and_smallest_node(spark, graph):
+    # int, string and struct nodes, self-edges, NULL ends (ignored), duplicate and reversed edges:
+    # the distributed rounds (local_limit=0), the driver route after a count, and the driver route on
+    # the caller's edge count (n_edges) all name each node's component by its smallest node in Spark's order
+    kind, edges = graph
+    df = spark.createDataFrame(edges, f"src {_NODES[kind][0]}, dst {_NODES[kind][0]}")
+    kept = [(a, b) for a, b in edges if a is not None and b is not None]
+    g = nx.Graph()
+    g.add_edges_from(kept)
+    want = {n: min(c, key=spark_order) for c in nx.connected_components(g) for n in c}
+    routes = {"distributed": run_connected_components(df, local_limit=0),
+              "driver": run_connected_components(df),
+              "driver, n_edges": run_connected_components(df, n_edges=len(edges))}
+    for name, run in routes.items():
+        got = {as_key(r["node"]): as_key(r["component"]) for r in run.components.collect()}
+        assert got == want, name
+    assert routes["driver"].iterations == routes["driver, n_edges"].iterations == 0
 
 
 def test_a_long_shuffled_chain_is_one_component_found_in_few_rounds(spark):
@@ -66,8 +105,22 @@ def test_a_graph_over_the_local_limit_takes_the_distributed_rounds(spark):
     edges = [(i, i + 1) for i in range(30)]
     df = spark.createDataFrame(edges, "src int, dst int")
     at, over = run_connected_components(df, local_limit=30), run_connected_components(df, local_limit=29)
-    assert at.iterations == 0 and over.iterations > 0
+    told_over = run_connected_components(df, local_limit=29, n_edges=30)  # the caller's count is over too
+    assert at.iterations == 0 and over.iterations > 0 and told_over.iterations > 0
     assert partition(at.components.collect()) == partition(over.components.collect()) == nx_labels(edges)
+
+
+def test_only_key_types_arrow_orders_like_spark_take_the_driver_route():
+    # no Spark: NaN and -0.0, bytes, lists, timestamps and collated text could be ordered or compared
+    # differently by Arrow, so they never reach the driver route
+    cell = T.StructType([T.StructField("tid", T.LongType()), T.StructField("attr", T.StringType())])
+    for t in (T.IntegerType(), T.LongType(), T.StringType(), T.DateType(), T.DecimalType(10, 2),
+              T.BooleanType(), cell):
+        assert _driver_keys(t), t
+    for t in (T.DoubleType(), T.FloatType(), T.BinaryType(), T.ArrayType(T.IntegerType()),
+              T.TimestampType(), T.StringType("UTF8_LCASE"),
+              T.StructType([T.StructField("tid", T.LongType()), T.StructField("x", T.DoubleType())])):
+        assert not _driver_keys(t), t
 
 
 def test_double_nodes_with_nan_take_the_distributed_path(spark):

@@ -12,9 +12,9 @@ unsupervised Fellegi–Sunter match scores, clusters and golden records.
    all on aggregated level-pattern counts (the driver never holds pairs);
    known matching pairs (``labels``) set m instead;
 4. **Score**: match weight and probability of each pair, as Spark expressions of the levels;
-5. **Cluster**: connected components of the pairs with probability >= threshold (``_cluster``: up to
-   2M matching pairs labelled on the driver from one Arrow fetch, more by ``dqkit.components``,
-   shared with repair); the cluster id is the smallest record key; a golden record per cluster.
+5. **Cluster**: connected components of the pairs with probability >= threshold (``_cluster`` calls
+   ``dqkit.components``, shared with repair: up to 4M matching pairs labelled on the driver from one
+   Arrow fetch, more by distributed rounds); the cluster id is the smallest record key; a golden record per cluster.
 
 ``link(left, right, key, config)`` (or ``dedup(..., other=right)``) links two tables instead: the
 same steps with pairs only across the tables (record linkage; see ``link`` for what clusters mean).
