@@ -327,3 +327,18 @@ def test_the_controller_builds_a_runs_graph_on_first_read_and_once(spark):
     built = _job_ids(spark)
     assert built - before and run.graph_built
     assert run.hypergraph is not None and c.component_options() and _job_ids(spark) == built
+
+
+def test_with_a_key_and_repair_ticked_a_run_detects_once_and_shows_repairs_first_detection(spark, monkeypatch):
+    import dqkit.widgets.violation_controller as vc
+
+    calls = []
+    monkeypatch.setattr(vc, "detect", lambda *a, **k: calls.append(a) or pytest.fail("a second detection"))
+    table = spark.createDataFrame([(1, "1", "x"), (2, "1", "y"), (3, "1", "y"), (4, "2", "z")],
+                                  "id int, k string, v string")
+    c = vc.ViolationController({"t": table}, rules="f: k -> v", key="id", repair=True, spark=spark)
+    run = c.run(300)
+    assert c.status == "done", c.error
+    assert calls == [] and run.detection is run.repair.first_detection
+    assert run.detection.counts == {"f": 2} and list(run.fixes["rule"]) == ["f"] * len(run.fixes)
+    assert {(r["tid"], r["old"], r["new"]) for r in run.repair.changes.collect()} == {(1, "x", "y")}

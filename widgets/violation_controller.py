@@ -154,7 +154,8 @@ class ViolationRun:
 class ViolationController(RunController):
     """State and actions of the violation explorer: the table and rules (a ``RulesController``), the
     key, whether to repair and how; a run detects and, if asked, repairs, each step reported to the
-    progress bar and cancellable. The violation hypergraph is not built by the run: the run's
+    progress bar and cancellable. With a key and repair ticked, the detection shown is repair's first
+    round's (one detection, not two). The violation hypergraph is not built by the run: the run's
     ``ViolationRun`` builds it when first read (``component_options``, ``draw``, the graph tab).
 
     ``draw(component)`` gives the violation graph of one component of the last run (bounded by
@@ -273,18 +274,31 @@ class ViolationController(RunController):
 
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
-        det = detect(args["table"], args["rules"], key=args["key"], spark=self.spark, name=args["name"],
-                     progress=step)
-        fixes = fix_sample(det, self.sample_rows)
-        seconds["detect"] = time.perf_counter() - t0
-        progress("fixes", "candidate fixes", n_rules + 1, total)  # the graph is built when its tab opens
         repaired = None
-        if self.repair:
-            t2 = time.perf_counter()
+        if self.repair and args["key"] is not None:
+            # repair's first round detects on the same rows with the same key: that detection is the
+            # run's, not a second one (with content ids repair numbers rows its own way, so it is not)
             repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
                               max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
                               progress=lambda s, i, d, t: step("repair", i, d, t))
-            seconds["repair"] = time.perf_counter() - t2
+            seconds["repair"] = time.perf_counter() - t0
+            det = repaired.first_detection
+            t1 = time.perf_counter()
+            fixes = fix_sample(det, self.sample_rows)
+            seconds["fixes"] = time.perf_counter() - t1
+            progress("fixes", "candidate fixes", total, total)
+        else:
+            det = detect(args["table"], args["rules"], key=args["key"], spark=self.spark, name=args["name"],
+                         progress=step)
+            fixes = fix_sample(det, self.sample_rows)
+            seconds["detect"] = time.perf_counter() - t0
+            progress("fixes", "candidate fixes", n_rules + 1, total)  # the graph is built when its tab opens
+            if self.repair:
+                t2 = time.perf_counter()
+                repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
+                                  max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
+                                  progress=lambda s, i, d, t: step("repair", i, d, t))
+                seconds["repair"] = time.perf_counter() - t2
         seconds["total"] = time.perf_counter() - t0
         return ViolationRun(det, fixes, repaired, seconds, self.max_components)
 
