@@ -197,7 +197,16 @@ def test_explorer_finds_the_violations_of_table1_per_rule(explored):
     assert not explored.run_button.disabled
 
 
+GRAPH_TAB = 2
+
+
+def _job_ids(spark) -> set[int]:
+    """The ids of the Spark jobs the session's status tracker holds (jobs run by the widgets have no group)."""
+    return set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+
+
 def test_the_component_picker_lists_components_largest_first_and_draws_one_inline(explored):
+    explored.tabs.selected_index = GRAPH_TAB  # the graph is built when its tab opens
     options = explored.graph.component.options
     assert [label for label, _ in options] == ["t1.rate: 6 cells, 2 violations", "t2.city: 6 cells, 2 violations"]
     assert explored.graph.component.value == ("t1", "rate")
@@ -209,6 +218,7 @@ def test_the_component_picker_lists_components_largest_first_and_draws_one_inlin
 
 
 def test_a_component_larger_than_max_nodes_gives_a_message_not_a_crash(explored):
+    explored.tabs.selected_index = GRAPH_TAB
     explored.graph.max_nodes.value = 3
     try:
         assert explored.graph.png is None
@@ -267,4 +277,69 @@ def test_values_reaching_the_explorer_html_are_escaped(spark):
     assert ex.status == "done", ex.error
     samples = ex.tabs.children[1].value
     assert "&lt;b&gt;x&lt;/b&gt;" in samples and "<b>x</b>" not in samples
+    ex.tabs.selected_index = GRAPH_TAB
     assert ex.graph.png is not None
+
+
+def test_a_run_starts_no_spark_job_for_the_violation_graph_until_its_tab_opens(spark):
+    table = spark.createDataFrame([(1, "1", "x"), (2, "1", "y"), (3, "2", "z")], "id int, k string, v string")
+    ex = ViolationExplorer({"t": table}, rules="f: k -> v", key="id", spark=spark)
+    ex.run(300)
+    assert ex.status == "done", ex.error
+    run = ex.result
+    assert not run.graph_built and "graph" not in run.seconds and ex.graph.png is None
+    assert "built when this tab is opened" in ex.graph.image.value
+    before = _job_ids(spark)
+    ex.tabs.selected_index = 1  # another tab, and back to the first: no graph, no job
+    ex.tabs.selected_index = 0
+    assert _job_ids(spark) == before and not run.graph_built
+
+    ex.tabs.selected_index = GRAPH_TAB  # as a user opens it: built, drawn, shown
+    opened = _job_ids(spark) - before
+    assert opened, "opening the graph tab started no Spark job: the run had built the graph"
+    assert run.graph_built and run.seconds["graph"] >= 0
+    assert ex.graph.png is not None and ex.graph.png.startswith(b"\x89PNG")
+    assert "<img" in ex.graph.image.value and "violation graph of component" in ex.graph.image.value
+    assert [label for label, _ in ex.graph.component.options] == ["1.k: 4 cells, 1 violation"]
+
+    drawn = _job_ids(spark)  # opened again: kept, built once per run
+    ex.tabs.selected_index = 0
+    ex.tabs.selected_index = GRAPH_TAB
+    assert _job_ids(spark) == drawn and ex.result.components is run.components
+
+    ex.run(300)  # a new run drops the graph: nothing built, nothing drawn until the tab opens again
+    assert ex.status == "done", ex.error
+    assert ex.result is not run and not ex.result.graph_built and ex.graph.png is None
+    assert ex.tabs.selected_index == 0
+    ex.tabs.selected_index = GRAPH_TAB
+    assert ex.result.graph_built and ex.graph.png is not None
+
+
+def test_the_controller_builds_a_runs_graph_on_first_read_and_once(spark):
+    from dqkit.widgets import ViolationController
+
+    table = spark.createDataFrame([(1, "1", "x"), (2, "1", "y"), (3, "2", "z")], "id int, k string, v string")
+    c = ViolationController({"t": table}, rules="f: k -> v", key="id", spark=spark)
+    run = c.run(300)
+    assert c.status == "done", c.error
+    assert not run.graph_built and "graph" not in run.seconds
+    before = _job_ids(spark)
+    assert list(run.components["component"]) == ["1.k"]  # the first read builds it: Spark jobs
+    built = _job_ids(spark)
+    assert built - before and run.graph_built
+    assert run.hypergraph is not None and c.component_options() and _job_ids(spark) == built
+
+
+def test_with_a_key_and_repair_ticked_a_run_detects_once_and_shows_repairs_first_detection(spark, monkeypatch):
+    import dqkit.widgets.violation_controller as vc
+
+    calls = []
+    monkeypatch.setattr(vc, "detect", lambda *a, **k: calls.append(a) or pytest.fail("a second detection"))
+    table = spark.createDataFrame([(1, "1", "x"), (2, "1", "y"), (3, "1", "y"), (4, "2", "z")],
+                                  "id int, k string, v string")
+    c = vc.ViolationController({"t": table}, rules="f: k -> v", key="id", repair=True, spark=spark)
+    run = c.run(300)
+    assert c.status == "done", c.error
+    assert calls == [] and run.detection is run.repair.first_detection
+    assert run.detection.counts == {"f": 2} and list(run.fixes["rule"]) == ["f"] * len(run.fixes)
+    assert {(r["tid"], r["old"], r["new"]) for r in run.repair.changes.collect()} == {(1, "x", "y")}

@@ -37,7 +37,11 @@ __all__ = ["RuleProblem", "RulesController", "RulePicker", "ViolationRun", "Viol
 
 # ----------------------------------------------------------------------------------------------- views
 class ViolationGraphView(W.VBox):
-    """A component picker (largest first), a node bound, and the chosen component's graph inline."""
+    """A component picker (largest first), a node bound, and the chosen component's graph inline.
+
+    ``show(run)`` only remembers the run: the graph (a checkpoint, connected components, a drawing)
+    is built when the view is opened (``open_graph()``, called when its tab is selected), once per run.
+    """
 
     def __init__(self, controller: ViolationController) -> None:
         self.controller = controller
@@ -50,18 +54,43 @@ class ViolationGraphView(W.VBox):
         self.image = W.HTML(wrap("<p class='muted'>Run to see the violation graph.</p>"))
         self.png: bytes | None = None
         self._more = ""
+        self._run: ViolationRun | None = None  # the run shown, whose graph is drawn when the view opens
+        self._opened = False
         super().__init__([W.HBox([self.component, self.max_nodes]), self.image])
 
     def clear(self) -> None:
         """No components offered and no graph drawn (before a run, while one runs, after a cancel)."""
+        self._run, self._opened = None, False
         with self._guard():
             self.component.options = []
         self.png, self._more = None, ""
         self.image.value = wrap("<p class='muted'>Run to see the violation graph.</p>")
 
     def show(self, run: ViolationRun) -> None:
-        """Offer the run's components and draw the largest."""
-        options = self.controller.component_options()
+        """Take a finished run; its graph is built and drawn when the view is opened (no Spark job now)."""
+        self.clear()
+        self._run = run
+        if not run.has_graph:  # nothing to build: say so now
+            self.open_graph()
+            return
+        self.image.value = wrap("<p class='muted'>The violation graph is built when this tab is opened.</p>")
+
+    def open_graph(self) -> None:
+        """Build the shown run's graph (once) and offer its components, drawing the largest. What
+        selecting the tab does; opening it again keeps what is drawn."""
+        run = self._run
+        if run is None or self._opened:
+            return
+        self._opened = True
+        if run.has_graph and not run.graph_built:
+            self.image.value = wrap("<p class='muted'>Building the violation graph…</p>")
+        try:
+            options = self.controller.component_options(run)
+        except Exception as exc:  # a failed build is shown in the tab, not lost in an observer
+            self._opened = False  # opening the tab again tries again
+            self.image.value = wrap(f"<pre class='bad' style='white-space:pre-wrap'>could not build the violation "
+                                    f"graph: {render.esc(error_text(exc))}</pre>")
+            return
         with self._guard():
             self.component.options = options
             self.component.value = options[0][1] if options else None
@@ -85,7 +114,7 @@ class ViolationGraphView(W.VBox):
         if component is None:
             return
         try:
-            fig = self.controller.draw(component, self.max_nodes.value)
+            fig = self.controller.draw(component, self.max_nodes.value, run=self._run)
         except ParameterError as exc:
             self.png = None
             self.image.value = wrap(f"<pre class='bad' style='white-space:pre-wrap'>"
@@ -130,6 +159,7 @@ class ViolationView(W.Tab):
         super().__init__(children=[*self.detection_view.children, graph, *self.repair_view.children])
         self._compose()
         self.clear()
+        self.observe(self._on_selected, names="selected_index")
 
     def _compose(self) -> None:
         """Children and titles from the detection view's current tabs, then the graph and the repairs."""
@@ -150,6 +180,13 @@ class ViolationView(W.Tab):
                 "each change (old → new).</p>")
         self.graph.show(run)
         self.selected_index = 0
+
+    def _on_selected(self, change: dict[str, Any]) -> None:
+        """Opening the graph tab builds and draws the shown run's graph (once per run)."""
+        index = change["new"]
+        if (index is not None and 0 <= index < len(self.children) and self.children[index] is self.graph
+                and isinstance(self.graph, ViolationGraphView)):
+            self.graph.open_graph()
 
     def clear(self) -> None:
         """No result in any tab, the graph included."""

@@ -1,5 +1,5 @@
-"""ViolationController: the state and the run of the violation explorer (detect, the violation
-hypergraph's largest components, and repair when asked; with ``since``, the violations new, resolved and
+"""ViolationController: the state and the run of the violation explorer (detect, and repair when asked;
+the violation hypergraph's largest components when the graph is first asked for; with ``since``, the violations new, resolved and
 persisting since a previous version), and ``ViolationRun``, what one run produced. Plain Python (no
 ipywidgets); ``ViolationExplorer`` is its view. The options that are parameters of ``detect`` and
 ``repair`` (``since``, ``max_change``, ``method``, ``max_iterations``) are checked as those systems
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,40 +34,6 @@ from dqkit.widgets.rules_controller import RulesController
 
 __all__ = ["COMPONENT_COLUMNS", "FIX_SAMPLE_COLUMNS", "ViolationController", "ViolationRun", "fix_sample",
            "largest_components"]
-
-
-@dataclass(frozen=True)
-class ViolationRun:
-    """What one ``ViolationExplorer`` run produced.
-
-    ``detection`` (a ``DetectionResult``), ``fixes`` (a bounded sample of its candidate fixes, at most
-    ``sample_rows`` per rule), ``hypergraph`` and ``components`` (the largest components of the
-    violation hypergraph: ``component, tid, attr, cells, violations``; None/empty without violations),
-    ``repair`` (a ``RepairResult`` when repair was asked for) and ``seconds`` per stage.
-    ``sections()`` is the detection's sections plus the fix sample, so the widget says what
-    ``detection.to_html()`` says. A run with ``since`` has a ``SinceResult`` as ``detection`` (``mode``
-    "since": every view shows it in New / Resolved / Persisting tabs), no fixes and no graph.
-    """
-
-    detection: DetectionResult | SinceResult
-    fixes: pd.DataFrame
-    hypergraph: ViolationHypergraph | None
-    components: pd.DataFrame
-    repair: RepairResult | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def mode(self) -> str:
-        """The detection's mode: "since" for a run against a previous version (``tabs_for`` reads it)."""
-        return str(getattr(self.detection, "mode", "violations"))
-
-    def sections(self, sample_rows: int = 10) -> list[Any]:
-        blocks = list(self.detection.sections(sample_rows=sample_rows))
-        if sample_rows and len(self.fixes):
-            blocks.append(Table("First candidate fixes", self.fixes.groupby("rule", sort=False).head(sample_rows),
-                                note=f"at most {sample_rows} per rule: the cell tid[attr] with its value, the "
-                                     "fix, and the other value or constant the fix names"))
-        return blocks
 
 
 FIX_SAMPLE_COLUMNS = ["rule", "t1", "t2", "cell", "value", "fix", "other value"]
@@ -98,10 +65,98 @@ def largest_components(graph: ViolationHypergraph, n: int) -> pd.DataFrame:
                         columns=COMPONENT_COLUMNS)
 
 
+class _GraphCache:
+    """The violation hypergraph and its largest components of one run, built once on first use."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.built = False
+        self.hypergraph: ViolationHypergraph | None = None
+        self.components = pd.DataFrame(columns=COMPONENT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class ViolationRun:
+    """What one ``ViolationExplorer`` run produced.
+
+    ``detection`` (a ``DetectionResult``), ``fixes`` (a bounded sample of its candidate fixes, at most
+    ``sample_rows`` per rule), ``repair`` (a ``RepairResult`` when repair was asked for) and ``seconds``
+    per stage. ``hypergraph`` and ``components`` (the ``max_components`` largest components of the
+    violation hypergraph: ``component, tid, attr, cells, violations``; None/empty without violations)
+    are built when first read, not by the run: only the "Violation graph" tab reads them, and building
+    them (a checkpoint and connected components) was most of a warm re-run. They are built once per
+    run (``graph_built``; ``seconds["graph"]`` then says how long it took); a new run is a new
+    ``ViolationRun`` with nothing built.
+    ``sections()`` is the detection's sections plus the fix sample, so the widget says what
+    ``detection.to_html()`` says. A run with ``since`` has a ``SinceResult`` as ``detection`` (``mode``
+    "since": every view shows it in New / Resolved / Persisting tabs), no fixes and no graph.
+    """
+
+    detection: DetectionResult | SinceResult
+    fixes: pd.DataFrame
+    repair: RepairResult | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    max_components: int = 50
+    _graph: _GraphCache = field(default_factory=_GraphCache, repr=False, compare=False)
+
+    @property
+    def mode(self) -> str:
+        """The detection's mode: "since" for a run against a previous version (``tabs_for`` reads it)."""
+        return str(getattr(self.detection, "mode", "violations"))
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether there is a graph to build: a plain detection with violations (known without Spark)."""
+        return (self.mode not in ("since", "count")
+                and bool(getattr(self.detection, "total_violations", 0)))
+
+    @property
+    def graph_built(self) -> bool:
+        """Whether ``hypergraph`` and ``components`` have been built (or there was nothing to build)."""
+        return self._graph.built or not self.has_graph
+
+    @property
+    def hypergraph(self) -> ViolationHypergraph | None:
+        """The violation hypergraph (built on first read; None without violations or with ``since``)."""
+        self.build_graph()
+        return self._graph.hypergraph
+
+    @property
+    def components(self) -> pd.DataFrame:
+        """The largest components of the hypergraph (built on first read; empty without a graph)."""
+        self.build_graph()
+        return self._graph.components
+
+    def build_graph(self) -> None:
+        """Build the hypergraph and its largest components once (the Spark jobs of the graph tab)."""
+        cache = self._graph
+        if cache.built or not self.has_graph:
+            return
+        with cache.lock:  # the tab and a caller may ask at once: one build
+            if cache.built:
+                return
+            t0 = time.perf_counter()
+            graph = violation_hypergraph(self.detection)
+            cache.components = largest_components(graph, self.max_components)
+            cache.hypergraph = graph
+            cache.built = True
+            self.seconds["graph"] = time.perf_counter() - t0
+
+    def sections(self, sample_rows: int = 10) -> list[Any]:
+        blocks = list(self.detection.sections(sample_rows=sample_rows))
+        if sample_rows and len(self.fixes):
+            blocks.append(Table("First candidate fixes", self.fixes.groupby("rule", sort=False).head(sample_rows),
+                                note=f"at most {sample_rows} per rule: the cell tid[attr] with its value, the "
+                                     "fix, and the other value or constant the fix names"))
+        return blocks
+
+
 class ViolationController(RunController):
     """State and actions of the violation explorer: the table and rules (a ``RulesController``), the
-    key, whether to repair and how; a run detects, builds the violation hypergraph and, if asked,
-    repairs, each step reported to the progress bar and cancellable.
+    key, whether to repair and how; a run detects and, if asked, repairs, each step reported to the
+    progress bar and cancellable. With a key and repair ticked, the detection shown is repair's first
+    round's (one detection, not two). The violation hypergraph is not built by the run: the run's
+    ``ViolationRun`` builds it when first read (``component_options``, ``draw``, the graph tab).
 
     ``draw(component)`` gives the violation graph of one component of the last run (bounded by
     ``max_nodes``: a larger component is refused with a ``ParameterError`` saying so).
@@ -219,25 +274,33 @@ class ViolationController(RunController):
 
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
-        det = detect(args["table"], args["rules"], key=args["key"], spark=self.spark, name=args["name"],
-                     progress=step)
-        fixes = fix_sample(det, self.sample_rows)
-        seconds["detect"] = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        graph = violation_hypergraph(det) if det.total_violations else None
-        components = (largest_components(graph, self.max_components) if graph is not None
-                      else pd.DataFrame(columns=COMPONENT_COLUMNS))
-        progress("graph", "violation graph", n_rules + 1, total)
-        seconds["graph"] = time.perf_counter() - t1
         repaired = None
-        if self.repair:
-            t2 = time.perf_counter()
+        if self.repair and args["key"] is not None:
+            # repair's first round detects on the same rows with the same key: that detection is the
+            # run's, not a second one (with content ids repair numbers rows its own way, so it is not)
             repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
                               max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
                               progress=lambda s, i, d, t: step("repair", i, d, t))
-            seconds["repair"] = time.perf_counter() - t2
+            seconds["repair"] = time.perf_counter() - t0
+            det = repaired.first_detection
+            t1 = time.perf_counter()
+            fixes = fix_sample(det, self.sample_rows)
+            seconds["fixes"] = time.perf_counter() - t1
+            progress("fixes", "candidate fixes", total, total)
+        else:
+            det = detect(args["table"], args["rules"], key=args["key"], spark=self.spark, name=args["name"],
+                         progress=step)
+            fixes = fix_sample(det, self.sample_rows)
+            seconds["detect"] = time.perf_counter() - t0
+            progress("fixes", "candidate fixes", n_rules + 1, total)  # the graph is built when its tab opens
+            if self.repair:
+                t2 = time.perf_counter()
+                repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
+                                  max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
+                                  progress=lambda s, i, d, t: step("repair", i, d, t))
+                seconds["repair"] = time.perf_counter() - t2
         seconds["total"] = time.perf_counter() - t0
-        return ViolationRun(det, fixes, graph, components, repaired, seconds)
+        return ViolationRun(det, fixes, repaired, seconds, self.max_components)
 
     def _work_since(self, args: dict[str, Any], progress: Callable[[str, str, int, int], None]) -> ViolationRun:
         """``detect --since`` on the table (then repair, when ticked): new, resolved and persisting."""
@@ -256,21 +319,23 @@ class ViolationController(RunController):
                               progress=lambda s, i, d, t: progress("repair", i, 2 + d, total))
             seconds["repair"] = time.perf_counter() - t1
         seconds["total"] = time.perf_counter() - t0
-        return ViolationRun(since, pd.DataFrame(columns=FIX_SAMPLE_COLUMNS), None,
-                            pd.DataFrame(columns=COMPONENT_COLUMNS), repaired, seconds)
+        return ViolationRun(since, pd.DataFrame(columns=FIX_SAMPLE_COLUMNS), repaired, seconds,
+                            self.max_components)
 
     # ----- the violation graph
-    def component_options(self) -> list[tuple[str, tuple[Any, str]]]:
-        """(label, component id) of the largest components of the last run, largest first."""
-        run = self.result
+    def component_options(self, run: ViolationRun | None = None) -> list[tuple[str, tuple[Any, str]]]:
+        """(label, component id) of the largest components of the last run, largest first (builds the
+        run's graph on first call: its Spark jobs). ``run``: another run than the last."""
+        run = self.result if run is None else run
         if run is None or not len(run.components):
             return []
         return [(f"{r.component}: {r.cells} cells, {r.violations} violation{'s' if r.violations != 1 else ''}",
                  (r.tid, r.attr)) for r in run.components.itertuples(index=False)]
 
-    def draw(self, component: Any, max_nodes: int | None = None) -> Any:
-        """The violation graph of ``component`` (a ``(tid, attr)`` id) as a matplotlib Figure."""
-        run = self.result
+    def draw(self, component: Any, max_nodes: int | None = None, run: ViolationRun | None = None) -> Any:
+        """The violation graph of ``component`` (a ``(tid, attr)`` id) of the last run (or ``run``) as
+        a matplotlib Figure (builds the run's graph if not yet built)."""
+        run = self.result if run is None else run
         if run is None or run.hypergraph is None:
             raise ParameterError("no violation graph yet", hint="run the detection first")
         limit = self.max_nodes if max_nodes is None else int(max_nodes)
