@@ -31,6 +31,7 @@ def main() -> None:
     p.add_argument("--entities", type=int, default=100000)
     p.add_argument("--repeat", type=int, default=1, help="timed runs after the first")
     p.add_argument("--driver-memory", default="6g")
+    p.add_argument("--jobs", action="store_true", help="also list each stage's Spark jobs (call site, seconds)")
     a = p.parse_args()
     from dqkit.dedup import dedup
     from dqkit.session import get_spark
@@ -40,13 +41,47 @@ def main() -> None:
     cfg = dqkit_config(SPEED_BLOCKING, 0.9)
     for run in range(1 + a.repeat):
         load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.split("load average:")[-1].strip()
-        marks = [("start", time.perf_counter())]
-        res = dedup(path.as_posix(), "rec_id", cfg, progress=lambda s, *_: marks.append((s, time.perf_counter())))
+        tracker = spark.sparkContext.statusTracker()
+        marks = [("start", time.perf_counter(), _last_job(tracker))]
+        res = dedup(path.as_posix(), "rec_id", cfg,
+                    progress=lambda s, *_: marks.append((s, time.perf_counter(), _last_job(tracker))))
         total = marks[-1][1] - marks[0][1]
-        parts = ", ".join(f"{s} {t - marks[i][1]:.1f}" for i, (s, t) in enumerate(marks[1:]))
+        parts = ", ".join(f"{s} {t - marks[i][1]:.1f} s/{j - marks[i][2]} jobs"
+                          for i, (s, t, j) in enumerate(marks[1:]))
         print(f"[{Path(dqkit.__file__).parent.parent}] run {run}: {a.entities} entities, {res.n_pairs:,} comparisons, {total:.1f} s "
               f"({res.n_pairs / total:,.0f} cmp/s): {parts}; load {load}", flush=True)
+        if a.jobs:
+            for i, (s, _, j) in enumerate(marks[1:]):
+                for job in range(marks[i][2] + 1, j + 1):
+                    print(f"  {s}: job {job} {_describe(tracker, job)}{_seconds(spark, job)}", flush=True)
         res.levelled.unpersist()
+
+
+def _last_job(tracker) -> int:  # noqa: ANN001 - pyspark StatusTracker
+    """The newest Spark job id (ids count up from 0 in one context; -1 before the first)."""
+    return max(tracker.getJobIdsForGroup(None) or [-1])
+
+
+def _seconds(spark, job: int) -> str:  # noqa: ANN001
+    """The job's wall seconds from the JVM's status store (classic Spark), or nothing."""
+    try:
+        d = spark.sparkContext._jsc.sc().statusStore().job(job)
+        return f" {(d.completionTime().get().getTime() - d.submissionTime().get().getTime()) / 1000:.2f} s"
+    except Exception:  # noqa: BLE001 - forgotten job, Connect
+        return ""
+
+
+def _describe(tracker, job: int) -> str:  # noqa: ANN001
+    """A job's stages: call site, tasks, seconds (the status store keeps the last 1,000 jobs)."""
+    info = tracker.getJobInfo(job)
+    if info is None:
+        return "(forgotten)"
+    out = []
+    for sid in info.stageIds:
+        st = tracker.getStageInfo(sid)
+        if st is not None and st.numTasks:
+            out.append(f"[{st.name.split(' at ')[0]} {st.numTasks}t {st.numCompletedTasks}done]")
+    return f"{info.status} " + " ".join(out)
 
 
 if __name__ == "__main__":

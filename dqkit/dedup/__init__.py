@@ -309,23 +309,29 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
             progress(stage, stage, done, stages)
 
     with cancellable("the deduplication"):
+        # the projected records are kept once (materialised by the first job below): the key check,
+        # block statistics, the pairs' joins and the u sample read them instead of the input again
+        recs = _records(df, key, cfg, rules, names).transform(checkpoint, eager=False)
+        stats, keys = B.key_and_block_statistics(recs, rules, cfg.max_block_size, is_link)
+        if keys.nulls or keys.repeats:  # refused: the key check's own message, with examples
+            if is_link:
+                assert names is not None and right is not None
+                _check_key(df.where(F.col(B.SOURCE) == names[0]), key, f"the left table ({_label(table, names[0])})")
+                _check_key(right, key, f"the right table ({_label(other, names[1])})")
+            else:
+                _check_key(df, key, label)
         if is_link:
-            assert names is not None and right is not None
-            n_sides = (_check_key(df.where(F.col(B.SOURCE) == names[0]), key,
-                                  f"the left table ({_label(table, names[0])})"),
-                       _check_key(right, key, f"the right table ({_label(other, names[1])})"))
-            n_records = sum(n_sides)
+            n_sides = (keys.left_rows, keys.rows - keys.left_rows)
+            n_records = keys.rows
             all_pairs = float(n_sides[0]) * n_sides[1]
             if 0 in n_sides:
                 notes.append("a table is empty: nothing to link")
         else:
             n_sides = None
-            n_records = _check_key(df, key, label)
+            n_records = keys.rows
             all_pairs = n_records * (n_records - 1) / 2
             if n_records == 0:
                 notes.append("the table is empty: nothing to deduplicate")
-        recs = _records(df, key, cfg, rules, names)
-        stats = B.block_statistics(recs, rules, cfg.max_block_size, is_link)
         oversized, warnings = _oversized(recs, rules, stats, cfg, link=is_link)
         notes += warnings
         purged = B.purge_oversized(recs, oversized)
@@ -434,8 +440,11 @@ def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[st
 
     if link:
         ls, rs = sample(recs.where(B.side_col() == 0)), sample(recs.where(B.side_col() == 1))
-    else:
-        ls = rs = sample(recs)
+    else:  # the top-k of the kept records on each side of the cross join: keeping it once as well
+        ls = rs = sample(recs)  # cost a job more than the second top-k (measured; see docs/performance.md)
+    # the sample is one partition (a top-k): spread the streamed side over the shuffle partitions so
+    # the cross join's comparisons run on every core instead of in one task (counts do not change)
+    ls = ls.repartition(_shuffle_partitions(recs.sparkSession))
     left = ls.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
     right = rs.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
     pairs = left.crossJoin(right) if link else left.crossJoin(right).where(F.col(B.ID1) < F.col(B.ID2))
@@ -447,6 +456,14 @@ def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[st
     if counts.sum() == 0:
         return [default_u(c.n_levels) for c in comps], 0, (patterns, counts)
     return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum()), (patterns, counts)
+
+
+def _shuffle_partitions(spark: SparkSession) -> int:
+    """``spark.sql.shuffle.partitions`` (dqkit's session: twice the cores), at least 2."""
+    try:
+        return max(2, int(spark.conf.get("spark.sql.shuffle.partitions") or 2))
+    except (ValueError, TypeError):
+        return 2
 
 
 def _labelled_m(spark: SparkSession, recs: DataFrame, labels: Any, key_type: T.DataType,

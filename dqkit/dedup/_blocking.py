@@ -33,6 +33,7 @@ ID1, ID2 = "_dq_id1", "_dq_id2"
 RULES = "_dq_rules"  # bitmask: the rules whose (kept) blocks hold both records of a pair
 FIRST = "_dq_rule"  # the first rule that produced the pair
 SOURCE = "source"  # linking: the table a record comes from (its name)
+KEY_RULE = -1  # the record ids' own "rule" in the fused key check and block statistics
 
 
 def record_id(sources: tuple[str, str], key: str) -> Column:
@@ -165,18 +166,36 @@ def side_col(column: str = ID) -> Column:
     return F.col(column).getField("s")
 
 
-def _block_sizes(records: DataFrame, n_rules: int, link: bool = False) -> DataFrame:
-    """``(r, k, n, nl)``: records per block ``k`` (its key as JSON) of rule ``r`` (``nl`` of them from the
-    left table when linking), only blocks that imply a pair (two records; linking: one of each side)."""
+def _block_sizes(records: DataFrame, n_rules: int, link: bool = False, key_null: Column | None = None) -> DataFrame:
+    """``(r, k, n, nl, z)``: records per block ``k`` (its key as JSON) of rule ``r`` (``nl`` of them from the
+    left table when linking), only blocks that imply a pair (two records; linking: one of each side).
+
+    With ``key_null`` (the record's key is NULL) also every record id as a block of rule ``-1``, kept
+    whatever its size, ``z`` true for a NULL key: the key check in the same aggregation."""
     left = (side_col() == 0).cast("int") if link else F.lit(0)
-    keyed = records.select(left.alias("_dq_left"), F.explode(F.array(*[
-        F.struct(F.lit(i).alias("r"), _block_json(i).alias("k"),
-                 F.col(block_col(i)).isNotNull().alias("ok"))
-        for i in range(n_rules)])).alias("e")).where(F.col("e.ok")).select("e.r", "e.k", "_dq_left")
-    out = keyed.groupBy("r", "k").agg(F.count(F.lit(1)).alias("n"), F.sum("_dq_left").alias("nl"))
-    if link:
-        return out.where((F.col("nl") >= 1) & (F.col("n") > F.col("nl")))
-    return out.where(F.col("n") >= 2)
+    entries = [F.struct(F.lit(i).alias("r"), _block_json(i).alias("k"),
+                        F.col(block_col(i)).isNotNull().alias("ok"), F.lit(False).alias("z"))
+               for i in range(n_rules)]
+    if key_null is not None:
+        entries.append(F.struct(F.lit(KEY_RULE).alias("r"), F.to_json(F.struct(F.col(ID).alias("k"))).alias("k"),
+                                F.lit(True).alias("ok"), key_null.alias("z")))
+    keyed = records.select(left.alias("_dq_left"), F.explode(F.array(*entries)).alias("e")).where(
+        F.col("e.ok")).select("e.r", "e.k", "e.z", "_dq_left")
+    out = keyed.groupBy("r", "k").agg(F.count(F.lit(1)).alias("n"), F.sum("_dq_left").alias("nl"),
+                                      F.max("z").alias("z"))
+    implies = ((F.col("nl") >= 1) & (F.col("n") > F.col("nl"))) if link else (F.col("n") >= 2)
+    return out.where(implies | (F.col("r") == KEY_RULE)) if key_null is not None else out.where(implies)
+
+
+@dataclass(frozen=True)
+class KeyCounts:
+    """What the key check needs, from the block statistics' aggregation: rows (and rows of the left
+    table when linking), rows with a NULL key, and key values held by more than one row."""
+
+    rows: int
+    left_rows: int
+    nulls: int
+    repeats: int
 
 
 def block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size: int,
@@ -185,20 +204,42 @@ def block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size
     records, the largest block, records in blocks, and the comparisons the rule's blocks imply
     (Σ n(n−1)/2; linking Σ n_left·n_right, before removing pairs that earlier rules produce), split
     into kept and oversized (more than ``max_block_size`` records)."""
+    return _statistics(records, rules, max_block_size, link, None)[0]
+
+
+def key_and_block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size: int,
+                             link: bool = False) -> tuple[pd.DataFrame, KeyCounts]:
+    """``block_statistics`` and the key check's counts (``KeyCounts``) from the same single Spark job:
+    the record ids are one more "rule" of the aggregation, so the input is read once for both.
+    ``records``' id is the key (linking: ``struct(s, k)``, a NULL key is a NULL ``k``)."""
+    null = F.col(ID).getField("k").isNull() if link else F.col(ID).isNull()
+    stats, key = _statistics(records, rules, max_block_size, link, null)
+    assert key is not None
+    return stats, key
+
+
+def _statistics(records: DataFrame, rules: list[ParsedRule], max_block_size: int, link: bool,
+                key_null: Column | None) -> tuple[pd.DataFrame, KeyCounts | None]:
     n = len(rules)
     cols = ["rule", "on", "blocks", "largest_block", "records_in_blocks", "comparisons",
             "oversized_blocks", "comparisons_skipped"]
-    if n == 0:
-        return pd.DataFrame(columns=cols)
+    if n == 0 and key_null is None:
+        return pd.DataFrame(columns=cols), None
     big = F.col("n") > max_block_size
     if link:
         pairs = (F.col("nl") * (F.col("n") - F.col("nl"))).cast("long")
     else:
         pairs = (F.col("n") * (F.col("n") - 1) / 2).cast("long")
-    rows = {r["r"]: r for r in _block_sizes(records, n, link).groupBy("r").agg(
+    rows = {r["r"]: r for r in _block_sizes(records, n, link, key_null).groupBy("r").agg(
         F.count(F.lit(1)).alias("blocks"), F.max("n").alias("largest"), F.sum("n").alias("records"),
         F.sum(F.when(~big, pairs).otherwise(0)).alias("kept"), F.sum(F.when(big, 1).otherwise(0)).alias("big"),
-        F.sum(F.when(big, pairs).otherwise(0)).alias("skipped")).collect()}
+        F.sum(F.when(big, pairs).otherwise(0)).alias("skipped"),
+        F.sum("nl").alias("left"), F.sum(F.when(F.col("z"), F.col("n")).otherwise(0)).alias("nulls"),
+        F.count(F.when(~F.col("z") & (F.col("n") > 1), 1)).alias("repeats")).collect()}
+    key = None
+    if key_null is not None:
+        k = rows.get(KEY_RULE)
+        key = KeyCounts(*(int(k[c] or 0) if k else 0 for c in ("records", "left", "nulls", "repeats")))
     data = []
     for i, pr in enumerate(rules):
         r = rows.get(i)
@@ -208,7 +249,7 @@ def block_statistics(records: DataFrame, rules: list[ParsedRule], max_block_size
                      "comparisons": int(r["kept"]) if r else 0,
                      "oversized_blocks": int(r["big"]) if r else 0,
                      "comparisons_skipped": int(r["skipped"]) if r else 0})
-    return pd.DataFrame(data, columns=cols)
+    return pd.DataFrame(data, columns=cols), key
 
 
 def oversized_blocks(records: DataFrame, rules: list[ParsedRule], max_block_size: int, link: bool = False

@@ -10,6 +10,8 @@ sees each pair once per comparison whatever the number of thresholds. A NULL sid
 """
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -157,28 +159,52 @@ def similarity(c: Comparison, l: Column, r: Column) -> Column:
     return F.lit(None)
 
 
-def level(c: Comparison, l: Column, r: Column) -> Column:
-    """The gamma of comparison ``c`` for the pair (l, r): -1 NULL, 0 else, 1..T close, T+1 exact."""
+def level(c: Comparison, l: Column, r: Column, score: Column | None = None) -> Column:
+    """The gamma of comparison ``c`` for the pair (l, r): -1 NULL, 0 else, 1..T close, T+1 exact.
+    ``score``: the pair's ``similarity`` already computed (a column), so it is read once per
+    threshold instead of computed once per threshold."""
     if c.method in PYTHON_METHODS:  # the UDF gives the level itself, NULL and exact included
         return _udf(c.method, tuple(c.thresholds))(l, r)
     t = len(c.thresholds)
     g = F.when(l.isNull() | r.isNull(), F.lit(-1)).when(l == r, F.lit(t + 1))
     if t:
-        s = similarity(c, l, r)
+        s = similarity(c, l, r) if score is None else score
         ascending = c.method in ("levenshtein", "numeric", "date")
-        for n, th in enumerate(c.thresholds):
-            g = g.when(s <= th if ascending else s >= th, F.lit(t - n))
+        for n, th in enumerate(c.thresholds):  # a distance is never negative: -1 is a bounded "beyond"
+            g = g.when(((s >= 0) & (s <= th)) if ascending else s >= th, F.lit(t - n))
     return g.otherwise(F.lit(0)).cast("int")
+
+
+def _bounded_score(c: Comparison, l: Column, r: Column) -> Column:
+    """``similarity`` for a Spark-scored method with thresholds, computed once per pair; an edit
+    distance beyond the largest threshold stops early and is -1 (``level`` reads it as "else")."""
+    if c.method == "levenshtein" and min(c.thresholds) >= 0:
+        return F.levenshtein(l, r, int(math.floor(max(c.thresholds))))  # -1: farther than the bound
+    return similarity(c, l, r)
 
 
 def add_levels(pairs: DataFrame, comparisons: Sequence[Comparison], columns: list[str],
                dtypes: dict[str, T.DataType]) -> DataFrame:
-    """``pairs`` (with ``_dq_c{k}_l`` / ``_dq_c{k}_r``) plus one gamma column ``_dq_g{i}`` per comparison."""
-    gammas = []
+    """``pairs`` (with ``_dq_c{k}_l`` / ``_dq_c{k}_r``) plus one gamma column ``_dq_g{i}`` per comparison.
+
+    The scores of Spark-scored comparisons with thresholds are columns of a first projection, which
+    Spark keeps apart (an expensive expression used more than once is not inlined), so each is
+    computed once per pair instead of once per threshold."""
+    scores, gammas = [], []
     for i, c in enumerate(comparisons):
         k = columns.index(c.column)
         dtype = dtypes[c.column]
         lcol = prepared(c, F.col(value_col(k) + "_l"), dtype)
         rcol = prepared(c, F.col(value_col(k) + "_r"), dtype)
-        gammas.append(level(c, lcol, rcol).alias(gamma_col(i)))
-    return pairs.select("*", *gammas)
+        if c.method not in PYTHON_METHODS and c.thresholds:
+            scores.append(_bounded_score(c, lcol, rcol).alias(_score_col(i)))
+            gammas.append(level(c, lcol, rcol, F.col(_score_col(i))).alias(gamma_col(i)))
+        else:
+            gammas.append(level(c, lcol, rcol).alias(gamma_col(i)))
+    if not scores:
+        return pairs.select("*", *gammas)
+    return pairs.select("*", *scores).select(*pairs.columns, *gammas)
+
+
+def _score_col(i: int) -> str:
+    return f"_dq_s{i}"
