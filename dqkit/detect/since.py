@@ -13,8 +13,14 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
   (violations not touching ``C``) + ``A_old & A_new``.
 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
-detection at all), else from NEW: a count-only detection for FDs and symmetric DCs (their counted pairs
-are their identities), listed lazily, or a full detection otherwise.
+detection at all), else from NEW: a one-rhs FD's count by block arithmetic (no pair built; rest =
+NEW's count - the violations touching ``C``), other rules' listed and counted; the lists stay lazy.
+
+Spark jobs (what dominates on small and medium tables): every rule's restricted detection is one lazy
+frame per side (``dqkit.detect.lazy_violations``: no per-rule count, no cached scan); both sides'
+identities are flagged and grouped once (``_tagged``, cached) and ONE aggregation (``_counts``) gives
+every rule's new / resolved / persisting counts. Besides it: the key checks, the change count and the
+broadcasts of the changed keys and their blocks (on 8 rows and 3 FDs: 10 jobs, 55 before).
 
 Cost rule: a rule is detected in full on both sides (then diffed) when the change is large
 (``changed keys > MAX_CHANGE`` of the rows of NEW), when it is a DC with no equality predicate (its
@@ -41,7 +47,7 @@ from dqkit.sparkutil import cancellable, col
 from dqkit.since_manifest import FINGERPRINTS, check_saved, rule_columns, saved_manifest
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
-#: A conservative default; the crossover is to be measured with benchmarks/bench_since.py (docs/performance.md).
+#: The crossover measured with benchmarks/bench_since.py is in docs/performance.md ("detect --since").
 MAX_CHANGE = 0.05
 FP_HI, FP_LO = "_dq_fp_hi", "_dq_fp_lo"
 K1, K2 = "key1", "key2"
@@ -129,12 +135,15 @@ def touching(ids: DataFrame, changed: DataFrame, key: str, touch: bool = True) -
     return hit.where(F.col("_dq_h") if touch else ~F.col("_dq_h")).drop("_dq_h")
 
 
-def _restricted(side: DataFrame, rules: list[Any], changed: DataFrame, key: str) -> DataFrame:
-    """Identities of the violations of ``rules`` touching a changed row of ``side``: each rule detected on
-    its own restriction (``restrict``), all fused into one lazy frame (no Spark job here)."""
-    frames = [lazy_violations(restrict(side.select(*[col(c) for c in dict.fromkeys([key, *r.columns])]),
-                                       r, changed, key), [r], key) for r in rules]
-    return touching(identities(_union(frames)), changed, key)
+def _restricted(side: DataFrame, rules: list[Any], changed: DataFrame, key: str, keep: list[DataFrame]) -> DataFrame:
+    """Identities of the violations of ``rules`` touching a changed row of ``side``: ONE detection of every
+    rule over the union of their restrictions (``restrict``), cached (small: the changed rows and their
+    partners; each rule's plan reads it several times) and appended to ``keep`` for the caller to release."""
+    s = side.select(*[col(c) for c in dict.fromkeys([key, *[c for r in rules for c in r.columns]])])
+    parts = [restrict(s, r, changed, key) for r in rules]
+    sub = (_union(parts).dropDuplicates([key]) if len(parts) > 1 else parts[0]).persist()
+    keep.append(sub)
+    return touching(identities(lazy_violations(sub, rules, key)), changed, key)
 
 
 def _full(side: DataFrame, rules: list[Any], key: str, spark: SparkSession, name: str) -> DataFrame:
@@ -205,6 +214,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             old_fp = row_fingerprints(old, key, cols)
         changed = changed_keys(old_fp, new_fp, key).persist()
         tagged: DataFrame | None = None
+        subs: list[DataFrame] = []  # the cached restrictions, one per side
         try:
             kinds = {r["change"]: int(r["n"]) for r in changed.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
             n_changed = sum(kinds.values())
@@ -223,13 +233,13 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 olds.append(_full(old, full_rules, key, spark, str(since)) if old is not None
                             else saved.where(F.col("rule").isin(full_names)))
             if rest_rules:
-                news.append(_restricted(new, rest_rules, changed, key))
+                news.append(_restricted(new, rest_rules, changed, key, subs))
                 if old is None:
                     mine = saved.where(F.col("rule").isin(rest_names))
                     olds.append(touching(mine, changed, key))
                     rest = counted = touching(mine, changed, key, touch=False)
                 else:
-                    olds.append(_restricted(old, rest_rules, changed, key))
+                    olds.append(_restricted(old, rest_rules, changed, key, subs))
                     rest = touching(identities(lazy_violations(new, rest_rules, key)), changed, key, touch=False)
                     by_sum = {r.name: f for r in rest_rules if isinstance(r, FunctionalDependency)
                               and (f := fd_count(new, r)) is not None}
@@ -255,14 +265,15 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                                           {"new": n_new, "resolved": n_gone, "persisting": n_rest + n_both}))
         except BaseException:
             changed.unpersist()
-            if tagged is not None:
-                tagged.unpersist()
+            for f in [tagged, *subs]:
+                if f is not None:
+                    f.unpersist()
             raise
     return SinceResult(table=label, since=str(since), key=key, reused=manifest is not None,
                        rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
                        rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
                        full=large, seconds=time.perf_counter() - t0, changed=changed,
-                       fingerprints=new_fp, schema=types, cached=(tagged,))
+                       fingerprints=new_fp, schema=types, cached=(tagged, *subs))
 
 
 _O, _N = "_dq_o", "_dq_n"
