@@ -45,7 +45,8 @@ from dqkit.sources import read_table
 from dqkit.sparkutil import cancellable, col, spark_plan
 from dqkit.violations import conjunction, disjunction, fix_schema, fix_struct, not_null, predicate_column, tuple_ids
 
-__all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs"]
+__all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs",
+           "lazy_violations", "fd_count"]
 
 
 # -------------------------------------------------------------------------------------- rule plans
@@ -68,15 +69,7 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
 
     def count() -> tuple[int, int]:
         if len(rhs) == 1:
-            r = rhs[0]
-            g = s.groupBy(*[col(c) for c in lhs], col(r)).agg(F.count(F.lit(1)).alias("_dq_c"))
-            g = g.withColumn("_dq_nn", F.when(col(r).isNotNull(), F.col("_dq_c")).otherwise(0))
-            blk = g.groupBy(*[col(c) for c in lhs]).agg(
-                F.sum("_dq_c").alias("_dq_n"), F.sum("_dq_nn").alias("_dq_n_nn"),
-                F.sum(F.col("_dq_nn") * (F.col("_dq_nn") - 1) / 2).alias("_dq_same"))
-            row = blk.agg(
-                F.sum(F.col("_dq_n_nn") * (F.col("_dq_n_nn") - 1) / 2 - F.col("_dq_same")).alias("v"),
-                F.sum(F.col("_dq_n") * (F.col("_dq_n") - 1) / 2).alias("cand")).collect()[0]
+            row = _fd_count_frame(s, lhs, rhs[0]).collect()[0]
             return int(row["v"] or 0), int(row["cand"] or 0)
         cand = s.groupBy(*[col(c) for c in lhs]).agg(F.count(F.lit(1)).alias("_dq_c")).agg(
             F.sum(F.col("_dq_c") * (F.col("_dq_c") - 1) / 2)).collect()[0][0]
@@ -87,6 +80,17 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
     physical = (f"Block+UCrossProduct: hash block on ({', '.join(lhs)}); blocks with one rhs value "
                 f"skipped; unordered pairs t1.tid < t2.tid inside blocks; count by block arithmetic")
     return _Plan(rule, "Block+UCrossProduct", logical, physical, viol, count)
+
+
+def _fd_count_frame(s: DataFrame, lhs: list[str], r: str) -> DataFrame:
+    """One row ``v, cand``: a one-rhs FD's violating pairs and candidate pairs by block arithmetic (no pair built)."""
+    g = s.groupBy(*[col(c) for c in lhs], col(r)).agg(F.count(F.lit(1)).alias("_dq_c"))
+    g = g.withColumn("_dq_nn", F.when(col(r).isNotNull(), F.col("_dq_c")).otherwise(0))
+    blk = g.groupBy(*[col(c) for c in lhs]).agg(
+        F.sum("_dq_c").alias("_dq_n"), F.sum("_dq_nn").alias("_dq_n_nn"),
+        F.sum(F.col("_dq_nn") * (F.col("_dq_nn") - 1) / 2).alias("_dq_same"))
+    return blk.agg(F.sum(F.col("_dq_n_nn") * (F.col("_dq_n_nn") - 1) / 2 - F.col("_dq_same")).alias("v"),
+                   F.sum(F.col("_dq_n") * (F.col("_dq_n") - 1) / 2).alias("cand"))
 
 
 def _dc1_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], tid_type: T.DataType) -> _Plan:
@@ -324,3 +328,52 @@ def _fingerprints(df: DataFrame, key: str, rules: list[Any]) -> DataFrame:
     """``key, _dq_fp_hi, _dq_fp_lo`` over the rules' columns (lazy), saved by ``--out`` for ``--since``."""
     hi, lo = row_fingerprint(df, rule_columns(rules))
     return df.select(col(key), hi.alias("_dq_fp_hi"), lo.alias("_dq_fp_lo"))
+
+
+# ------------------------------------------------------------------ lazy building blocks (detect --since)
+def lazy_capable(rule: Any) -> bool:
+    """Whether ``lazy_violations`` can plan ``rule`` without a Spark job: an FD, a one-tuple DC or a DC
+    with a cross-tuple equality (not a UDF rule, not an OCJoin DC, whose plans sample the data)."""
+    if isinstance(rule, FunctionalDependency):
+        return True
+    return isinstance(rule, DenialConstraint) and (rule.arity == 1 or any(p.op == "=" for p in rule.cross_predicates))
+
+
+def lazy_violations(df: DataFrame, rules: list[Any], key: str) -> DataFrame:
+    """``rule, t1, t2``: the violations of ``rules`` in ``df`` (tuples named by ``key``) as ONE lazy frame.
+
+    Runs no Spark job (no key check, no cached scan, no per-rule count), so a caller that fuses its own
+    counts into one aggregation (``detect --since``) pays for the detection once, inside that job.
+    The rules must be ``lazy_capable``, already validated, and ``key`` already checked unique.
+    """
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    tid_type = df.schema[key].dataType
+    out: DataFrame | None = None
+    for rule in rules:
+        if not lazy_capable(rule):
+            raise RuleError(f"rule {rule.name!r} cannot be detected lazily", hint="use detect()")
+        scope = df.select(col(key).alias(TID), *[col(c) for c in rule.columns])
+        if isinstance(rule, FunctionalDependency):
+            plan = _fd_plan(rule, scope, types)
+        elif rule.arity == 1:
+            plan = _dc1_plan(rule, scope, types, tid_type)
+        else:
+            plan = _blocked_plan(rule, scope, types)
+        v = plan.violations() if callable(plan.violations) else plan.violations
+        v = v.select("rule", F.col("t1").cast(tid_type).alias("t1"), F.col("t2").cast(tid_type).alias("t2"))
+        out = v if out is None else out.unionByName(v)
+    if out is None:
+        raise RuleError("no rules given")
+    return out
+
+
+def fd_count(df: DataFrame, rule: FunctionalDependency) -> DataFrame | None:
+    """One row ``rule, n``: the violations of a one-rhs FD in ``df`` counted by block arithmetic (lazy,
+    no pair built); None for an FD with several rhs attributes (count its listed violations instead)."""
+    if len(rule.rhs) != 1:
+        return None
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    lhs = list(rule.lhs)
+    s = df.select(*[col(c) for c in rule.columns]).where(not_null(lhs, types))
+    return _fd_count_frame(s, lhs, rule.rhs[0]).select(F.lit(rule.name).alias("rule"),
+                                                         F.coalesce(F.col("v"), F.lit(0)).cast("long").alias("n"))

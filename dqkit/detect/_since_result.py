@@ -25,26 +25,6 @@ class RuleSince:
     frames: dict[str, DataFrame]
     counts: dict[str, int]
 
-    @classmethod
-    def diffed(cls, rule: Any, how: str, old: DataFrame, new: DataFrame) -> RuleSince:
-        """Two full detections (identities) diffed."""
-        lists = {"new": new.subtract(old), "resolved": old.subtract(new), "persisting": new.intersect(old)}
-        lists = {k: v.persist() for k, v in lists.items()}
-        return cls(rule.name, how, lists, {k: v.count() for k, v in lists.items()})
-
-    @classmethod
-    def split(cls, rule: Any, how: str, a_old: DataFrame, a_new: DataFrame, rest: DataFrame,
-              total_new: int | None) -> RuleSince:
-        """From the violations touching a changed row on each side (``a_old``, ``a_new``) and those among
-        unchanged rows (``rest``); ``total_new``: NEW's count of the rule when known (then ``rest`` is not
-        counted, only listed when read)."""
-        both = a_new.intersect(a_old).persist()
-        new, resolved = a_new.subtract(a_old).persist(), a_old.subtract(a_new).persist()
-        n_both = both.count()
-        n_rest = (total_new - a_new.count()) if total_new is not None else rest.count()
-        return cls(rule.name, how, {"new": new, "resolved": resolved, "persisting": rest.unionByName(both)},
-                   {"new": new.count(), "resolved": resolved.count(), "persisting": n_rest + n_both})
-
 
 @dataclass(frozen=True, repr=False)
 class SinceResult(Result):
@@ -71,6 +51,7 @@ class SinceResult(Result):
     seconds: float
     changed: Any = field(default=None, repr=False)
     fingerprints: Any = field(default=None, repr=False)
+    cached: tuple[Any, ...] = field(default=(), repr=False)  # what the run persisted (the tagged identities)
     schema: dict[str, str] = field(default_factory=dict)
     mode: str = "since"
 
@@ -96,6 +77,9 @@ class SinceResult(Result):
         """Release what the run cached (changed keys, the per-rule lists)."""
         for r in self.per_rule:
             for f in r.frames.values():
+                f.unpersist()
+        for f in self.cached:
+            if f is not None:
                 f.unpersist()
         if self.changed is not None:
             self.changed.unpersist()

@@ -13,8 +13,14 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
   (violations not touching ``C``) + ``A_old & A_new``.
 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
-detection at all), else from NEW: a count-only detection for FDs and symmetric DCs (their counted pairs
-are their identities), listed lazily, or a full detection otherwise.
+detection at all), else from NEW: a one-rhs FD's count by block arithmetic (no pair built; rest =
+NEW's count - the violations touching ``C``), other rules' listed and counted; the lists stay lazy.
+
+Spark jobs (what dominates on small and medium tables): every rule's restricted detection is one lazy
+frame per side (``dqkit.detect.lazy_violations``: no per-rule count, no cached scan); both sides'
+identities are flagged and grouped once (``_tagged``, cached) and ONE aggregation (``_counts``) gives
+every rule's new / resolved / persisting counts. Besides it: the key checks, the change count and the
+broadcasts of the changed keys and their blocks (on 8 rows and 3 FDs: 11 jobs, 55 before).
 
 Cost rule: a rule is detected in full on both sides (then diffed) when the change is large
 (``changed keys > MAX_CHANGE`` of the rows of NEW), when it is a DC with no equality predicate (its
@@ -29,11 +35,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from dqkit.detect import detect
+from dqkit.detect import detect, fd_count, lazy_capable, lazy_violations
 from dqkit.detect._since_result import RuleSince, SinceResult
 from dqkit.errors import RuleError, SchemaMismatchError
 from dqkit.fingerprint import row_fingerprint
-from dqkit.keys import check_key
+from dqkit.keys import check_key, check_reserved
 from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rules, validate_rules
 from dqkit.session import get_spark
 from dqkit.sources import read_table
@@ -41,7 +47,7 @@ from dqkit.sparkutil import cancellable, col
 from dqkit.since_manifest import FINGERPRINTS, check_saved, rule_columns, saved_manifest
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
-#: A conservative default; the crossover is to be measured with benchmarks/bench_since.py (docs/performance.md).
+#: The crossover measured with benchmarks/bench_since.py is in docs/performance.md ("detect --since").
 MAX_CHANGE = 0.05
 FP_HI, FP_LO = "_dq_fp_hi", "_dq_fp_lo"
 K1, K2 = "key1", "key2"
@@ -129,10 +135,32 @@ def touching(ids: DataFrame, changed: DataFrame, key: str, touch: bool = True) -
     return hit.where(F.col("_dq_h") if touch else ~F.col("_dq_h")).drop("_dq_h")
 
 
-def _restricted(side: DataFrame, rule: Any, changed: DataFrame, key: str, spark: SparkSession) -> DataFrame:
-    sub = restrict(side.select(*[col(c) for c in dict.fromkeys([key, *rule.columns])]), rule, changed, key)
-    found = detect(sub, [rule], key=key, trust_key=True, spark=spark, name="changed rows")
-    return touching(identities(found.violations), changed, key)
+def _restricted(side: DataFrame, rules: list[Any], changed: DataFrame, key: str, keep: list[DataFrame]) -> DataFrame:
+    """Identities of the violations of ``rules`` touching a changed row of ``side``: ONE detection of every
+    rule over the union of their restrictions (``restrict``), cached (small: the changed rows and their
+    partners; each rule's plan reads it several times) and appended to ``keep`` for the caller to release."""
+    s = side.select(*[col(c) for c in dict.fromkeys([key, *[c for r in rules for c in r.columns]])])
+    parts = [restrict(s, r, changed, key) for r in rules]
+    sub = (_union(parts).dropDuplicates([key]) if len(parts) > 1 else parts[0]).persist()
+    keep.append(sub)
+    return touching(identities(lazy_violations(sub, rules, key)), changed, key)
+
+
+def _full(side: DataFrame, rules: list[Any], key: str, spark: SparkSession, name: str) -> DataFrame:
+    """Identities of every violation of ``rules`` in ``side``: lazily when the rules allow it, else by ``detect``."""
+    lazy = [r for r in rules if lazy_capable(r)]
+    other = [r for r in rules if not lazy_capable(r)]
+    frames = [identities(lazy_violations(side, lazy, key))] if lazy else []
+    if other:
+        frames.append(identities(detect(side, other, key=key, trust_key=True, spark=spark, name=name).violations))
+    return _union(frames)
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
 
 
 def _rules(rules: Any) -> list[Any]:
@@ -162,6 +190,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
     cols = rule_columns(rule_list)
     manifest = saved_manifest(since)
     old: DataFrame | None = None
+    check_reserved([c for c in types if c != key], table=label, command="detect --since")
     with cancellable("detect --since"):
         rows_new = check_key(new, key, table=label, command="detect --since", without="give a key column")
         new_fp = row_fingerprints(new, key, cols)
@@ -174,6 +203,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
         else:
             old = read_table(since, spark)
             otypes = {f.name: f.dataType.simpleString() for f in old.schema.fields}
+            check_reserved([c for c in otypes if c != key], table=str(since), command="detect --since")
             diff = [f"{c} ({otypes.get(c, 'missing')} -> {types[c]})" for c in [key, *cols]
                     if otypes.get(c) != types[c]]
             if diff:
@@ -183,50 +213,96 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             rows_old = check_key(old, key, table=str(since), command="detect --since", without="give a key column")
             old_fp = row_fingerprints(old, key, cols)
         changed = changed_keys(old_fp, new_fp, key).persist()
+        tagged: DataFrame | None = None
+        subs: list[DataFrame] = []  # the cached restrictions, one per side
         try:
             kinds = {r["change"]: int(r["n"]) for r in changed.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
             n_changed = sum(kinds.values())
             share = n_changed / max(rows_new, 1)
             large = share > max_change
-            per_rule: list[RuleSince] = []
             full_rules = [r for r in rule_list if large or partners_rule(r)]
-            full_new = (identities(detect(new, full_rules, key=key, trust_key=True, spark=spark,
-                                          name=label).violations) if full_rules else None)
-            full_old = None
-            if full_rules and old is not None:
-                full_old = identities(detect(old, full_rules, key=key, trust_key=True, spark=spark,
-                                             name=str(since)).violations)
-            # table OLD: the violations among unchanged rows come from NEW, detected once for every
-            # restricted rule (per-rule counts now, the list lazily: only --out and samples read it)
             rest_rules = [r for r in rule_list if r not in full_rules]
-            whole_new = (detect(new, rest_rules, key=key, trust_key=True, spark=spark, name=label)
-                         if rest_rules and old is not None else None)
-            listed_new = identities(whole_new.violations) if whole_new is not None else None
-            for r in rule_list:
-                how = ("full: " + ("the change is large" if large else str(partners_rule(r)))
-                       if r in full_rules else "changed rows and their partners")
-                if r in full_rules:
-                    o = (full_old if full_old is not None else saved).where(F.col("rule") == r.name)
-                    n = full_new.where(F.col("rule") == r.name)  # type: ignore[union-attr]
-                    per_rule.append(RuleSince.diffed(r, how, o, n))
-                    continue
-                a_new = _restricted(new, r, changed, key, spark).persist()
+            full_names, rest_names = [r.name for r in full_rules], [r.name for r in rest_rules]
+            olds: list[DataFrame] = []  # identities on OLD's side and on NEW's, diffed by one aggregation
+            news: list[DataFrame] = []
+            rest: DataFrame | None = None  # violations among unchanged rows (persisting), listed lazily
+            counted: DataFrame | None = None  # the part of ``rest`` counted by listing
+            totals: list[DataFrame] = []  # NEW's counts of one-rhs FDs (block arithmetic): rest = total - touching
+            if full_rules:
+                news.append(_full(new, full_rules, key, spark, label))
+                olds.append(_full(old, full_rules, key, spark, str(since)) if old is not None
+                            else saved.where(F.col("rule").isin(full_names)))
+            if rest_rules:
+                news.append(_restricted(new, rest_rules, changed, key, subs))
                 if old is None:
-                    a_old = touching(saved.where(F.col("rule") == r.name), changed, key).persist()
-                    rest = touching(saved.where(F.col("rule") == r.name), changed, key, touch=False)
-                    per_rule.append(RuleSince.split(r, how, a_old, a_new, rest, None))
-                    continue
-                a_old = _restricted(old, r, changed, key, spark).persist()
-                rest = touching(listed_new.where(F.col("rule") == r.name), changed, key, touch=False)  # type: ignore[union-attr]
-                # FDs and symmetric DCs count each identity once: NEW's count gives the persisting count
-                total = (whole_new.counts[r.name]  # type: ignore[union-attr]
-                         if isinstance(r, FunctionalDependency) or r.symmetric else None)
-                per_rule.append(RuleSince.split(r, how, a_old, a_new, rest, total))
+                    mine = saved.where(F.col("rule").isin(rest_names))
+                    olds.append(touching(mine, changed, key))
+                    rest = counted = touching(mine, changed, key, touch=False)
+                else:
+                    olds.append(_restricted(old, rest_rules, changed, key, subs))
+                    rest = touching(identities(lazy_violations(new, rest_rules, key)), changed, key, touch=False)
+                    by_sum = {r.name: f for r in rest_rules if isinstance(r, FunctionalDependency)
+                              and (f := fd_count(new, r)) is not None}
+                    totals = list(by_sum.values())
+                    counted = rest.where(~F.col("rule").isin(list(by_sum))) if len(by_sum) < len(rest_rules) else None
+            tagged = _tagged(olds, news).persist()
+            counts = _counts(tagged, counted, totals)
+            per_rule = []
+            for r in rule_list:
+                c = counts.get(r.name, {})
+                n_new, n_gone, n_both = c.get("new", 0), c.get("resolved", 0), c.get("both", 0)
+                if r in full_rules:
+                    how, n_rest = "full: " + ("the change is large" if large else str(partners_rule(r))), 0
+                else:
+                    how = "changed rows and their partners"
+                    n_rest = c["total"] - n_new - n_both if "total" in c else c.get("rest", 0)
+                mine_t = tagged.where(F.col("rule") == r.name)
+                frames = {"new": _which(mine_t, "new"), "resolved": _which(mine_t, "resolved")}
+                both = _which(mine_t, "both")
+                frames["persisting"] = (both.unionByName(rest.where(F.col("rule") == r.name))
+                                        if rest is not None and r in rest_rules else both)
+                per_rule.append(RuleSince(r.name, how, frames,
+                                          {"new": n_new, "resolved": n_gone, "persisting": n_rest + n_both}))
         except BaseException:
             changed.unpersist()
+            for f in [tagged, *subs]:
+                if f is not None:
+                    f.unpersist()
             raise
     return SinceResult(table=label, since=str(since), key=key, reused=manifest is not None,
                        rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
                        rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
                        full=large, seconds=time.perf_counter() - t0, changed=changed,
-                       fingerprints=new_fp, schema=types)
+                       fingerprints=new_fp, schema=types, cached=(tagged, *subs))
+
+
+_O, _N = "_dq_o", "_dq_n"
+
+
+def _tagged(olds: list[DataFrame], news: list[DataFrame]) -> DataFrame:
+    """``rule, key1, key2, _dq_o, _dq_n``: every identity of either side once, flagged by the sides holding it."""
+    parts = [f.select("rule", K1, K2, F.lit(o).alias(_O), F.lit(n).alias(_N))
+             for frames, o, n in ((olds, 1, 0), (news, 0, 1)) for f in frames]
+    return _union(parts).groupBy("rule", K1, K2).agg(F.max(_O).alias(_O), F.max(_N).alias(_N))
+
+
+def _which(tagged: DataFrame, which: str) -> DataFrame:
+    """One list of ``_tagged``: ``new`` (NEW only), ``resolved`` (OLD only) or ``both``."""
+    o, n = F.col(_O) == 1, F.col(_N) == 1
+    cond = {"new": n & ~o, "resolved": o & ~n, "both": o & n}[which]
+    return tagged.where(cond).select("rule", K1, K2)
+
+
+def _counts(tagged: DataFrame, counted: DataFrame | None, totals: list[DataFrame]) -> dict[str, dict[str, int]]:
+    """Every rule's counts in ONE Spark job: new / resolved / both from ``tagged``, ``rest`` (violations
+    among unchanged rows, by listing) from ``counted``, ``total`` (NEW's count) from ``totals``."""
+    o, n = F.col(_O) == 1, F.col(_N) == 1
+    what = F.when(o & n, "both").when(n, "new").otherwise("resolved")
+    parts = [tagged.groupBy("rule", what.alias("what")).agg(F.count(F.lit(1)).alias("n"))]
+    if counted is not None:
+        parts.append(counted.groupBy("rule").agg(F.count(F.lit(1)).alias("n")).select("rule", F.lit("rest").alias("what"), "n"))
+    parts += [t.select("rule", F.lit("total").alias("what"), "n") for t in totals]
+    out: dict[str, dict[str, int]] = {}
+    for row in _union(parts).collect():
+        out.setdefault(row["rule"], {})[row["what"]] = int(row["n"])
+    return out
