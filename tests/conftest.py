@@ -23,11 +23,14 @@ def spark():
     # job per shuffle stage (111 jobs instead of 47 for a 3-rule detect --since) and costs ~1.3x the
     # time; results never depend on it (the CLI, report and cluster tests keep dqkit's own setting).
     # DQKIT_TEST_AQE=true runs the suite with it on.
-    session = get_spark(master="local[2]", config={"spark.sql.shuffle.partitions": "4",
-                                                   "spark.default.parallelism": "4",
-                                                   "spark.sql.adaptive.enabled": os.environ.get("DQKIT_TEST_AQE",
-                                                                                                "false"),
-                                                   "spark.sql.warehouse.dir": warehouse})
+    config = {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
+              "spark.sql.adaptive.enabled": os.environ.get("DQKIT_TEST_AQE", "false"),
+              "spark.sql.warehouse.dir": warehouse}
+    # Interpreted expressions instead of generated code (DQKIT_TEST_CODEGEN=true turns code generation back
+    # on): on a few rows compiling each new plan's code is most of a job's time (Daisy tests: 218 s -> 168 s).
+    if os.environ.get("DQKIT_TEST_CODEGEN", "false") != "true":
+        config.update({"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"})
+    session = get_spark(master="local[2]", config=config)
     yield session
     # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.
 

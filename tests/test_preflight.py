@@ -27,17 +27,17 @@ SQL_NAME = 'a"; DROP TABLE x; --'
 
 _PROBE = """
 import json, sys, time
-t0 = time.perf_counter()
+t0 = time.process_time()  # CPU seconds: what the refusal costs, not how busy the machine is
 from dqkit.cli import main
 code = main(sys.argv[1:])
-elapsed = time.perf_counter() - t0
+elapsed = time.process_time() - t0
 import pyspark
 print(json.dumps({"code": code, "elapsed": elapsed, "jvm": pyspark.SparkContext._active_spark_context is not None}))
 """
 
 
 def _probe(argv: list[str], cwd: Path) -> tuple[dict, str]:
-    """Run the CLI in a fresh interpreter; its exit code, time inside Python, whether a JVM started."""
+    """Run the CLI in a fresh interpreter; its exit code, CPU seconds inside Python, whether a JVM started."""
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("SPARK_REMOTE", None)
     done = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=cwd, env=env, capture_output=True,
