@@ -28,6 +28,8 @@ def spark():
               "spark.sql.warehouse.dir": warehouse}
     # Interpreted expressions instead of generated code (DQKIT_TEST_CODEGEN=true turns code generation back
     # on): on a few rows compiling each new plan's code is most of a job's time (Daisy tests: 218 s -> 168 s).
+    # dqkit's own tiny-input mode turns only whole-stage code off: in this mode Spark cannot decode typed
+    # rows such as spark.catalog.listTables' (tests/test_sources.py switches it back for that test).
     if os.environ.get("DQKIT_TEST_CODEGEN", "false") != "true":
         config.update({"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"})
     session = get_spark(master="local[2]", config=config)

@@ -85,10 +85,9 @@ def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_un
     expect_inputs([str(tiny)])
     assert "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" in _java_options(monkeypatch)
     assert _java_options(monkeypatch, option="spark.sql.adaptive.enabled") == "false"
-    assert _java_options(monkeypatch, option="spark.sql.codegen.factoryMode") == "NO_CODEGEN"
     assert _java_options(monkeypatch, option="spark.sql.codegen.wholeStage") == "false"
     assert "TieredStopAtLevel" not in _java_options(monkeypatch, master="spark://h:7077")
-    assert _java_options(monkeypatch, master="spark://h:7077", option="spark.sql.codegen.factoryMode") == "FALLBACK"
+    assert _java_options(monkeypatch, master="spark://h:7077", option="spark.sql.codegen.wholeStage") == "true"
     assert _java_options(monkeypatch, master="spark://h:7077", option="spark.sql.adaptive.enabled") == "true"
     big = tmp_path / "big"
     big.mkdir()
