@@ -89,13 +89,18 @@ def febrl1_result(febrl1):
 
 
 # -------------------------------------------------------------------------------------- blocking
-@pytest.fixture(scope="module")
-def tiny(spark):
+def tiny_people(spark):
+    """Eight people, two with a NULL field, in three postcodes: the tiny dedup input (pandas, Spark)."""
     pdf = pd.DataFrame({"id": [str(i) for i in range(1, 9)],
                         "surname": ["smith", "smith", "smyth", "jones", "jones", "smith", None, "jones"],
                         "given": ["ann", "anne", "ann", "bob", "rob", "ann", "ann", None],
                         "postcode": ["0800", "0800", "0800", "2000", "2000", "3000", "0800", "2000"]})
     return pdf, _frame(spark, pdf)
+
+
+@pytest.fixture(scope="module")
+def tiny(spark):
+    return tiny_people(spark)
 
 
 def test_each_unordered_pair_is_generated_once_across_blocking_rules(spark, tiny):

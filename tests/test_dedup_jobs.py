@@ -12,7 +12,7 @@ from pyspark.sql import types as T
 from dqkit.dedup import _compare as C
 from dqkit.dedup import dedup, link, parse_config
 from dqkit.errors import ParameterError
-from tests.test_dedup import _frame
+from tests.test_dedup import _frame, tiny_people
 
 CONFIG = {"blocking": [["surname"], ["postcode"]],
           "comparisons": [{"column": "given", "method": "jaro_winkler"},
@@ -25,14 +25,6 @@ CONFIG = {"blocking": [["surname"], ["postcode"]],
 #: a separate key check reading the input again), compare 2 (the level-pattern counts that also keep
 #: the levelled pairs), estimate 2 (the u sample's broadcast, the u level counts), cluster 3.
 JOB_BUDGET = {"block": 1, "compare": 2, "estimate": 2, "cluster": 3}
-
-
-def _tiny(spark):
-    pdf = pd.DataFrame({"id": [str(i) for i in range(1, 9)],
-                        "surname": ["smith", "smith", "smyth", "jones", "jones", "smith", None, "jones"],
-                        "given": ["ann", "anne", "ann", "bob", "rob", "ann", "ann", None],
-                        "postcode": ["0800", "0800", "0800", "2000", "2000", "3000", "0800", "2000"]})
-    return pdf, _frame(spark, pdf)
 
 
 def _jobs_per_stage(spark, run) -> dict[str, int]:
@@ -56,7 +48,7 @@ def test_a_tiny_dedup_run_stays_within_its_spark_job_budget_per_stage(spark, mon
     # local checkpoints, as on a laptop: a checkpoint folder another test left set would make each
     # checkpoint a reliable one (a job more each), which is the cluster's budget, not this one
     monkeypatch.setattr(sparkutil, "checkpoint_folder", lambda _spark: None)
-    _, sdf = _tiny(spark)
+    _, sdf = tiny_people(spark)
     sdf = sdf.localCheckpoint()  # a DataFrame input: no job of its own inside the run
     result, jobs = _jobs_per_stage(spark, lambda progress: dedup(sdf, "id", CONFIG, progress=progress))
     assert result.n_records == 8 and result.n_pairs > 0
@@ -65,7 +57,7 @@ def test_a_tiny_dedup_run_stays_within_its_spark_job_budget_per_stage(spark, mon
 
 
 def test_the_fused_key_check_counts_each_linked_table_and_refuses_a_repeat_naming_its_table(spark):
-    pdf, sdf = _tiny(spark)
+    pdf, sdf = tiny_people(spark)
     right = _frame(spark, pdf.head(5))
     result = link(sdf, right, "id", CONFIG, sources=("a", "b"))
     assert result.source_records == (8, 5) and result.n_records == 13
@@ -78,7 +70,7 @@ def test_the_fused_key_check_counts_each_linked_table_and_refuses_a_repeat_namin
 
 
 def test_the_fused_key_check_refuses_a_repeated_key_in_dedup_with_the_key_checks_message(spark):
-    pdf, _ = _tiny(spark)
+    pdf, _ = tiny_people(spark)
     dup = _frame(spark, pd.concat([pdf, pdf.head(2)]))
     with pytest.raises(ParameterError, match=r"not unique: 2 key value\(s\) repeat, on 4 rows"):
         dedup(dup, "id", CONFIG)

@@ -1,3 +1,5 @@
+# Long because dedup() is one staged pipeline (inputs and key check, blocking, comparisons, u and m estimation,
+# clusters) whose steps share the run's kept records, progress and cancel points; link() and blocking_stats() reuse it.
 """Entity deduplication (BigDansing's dedup rule, R39, made probabilistic): blocking, comparisons,
 unsupervised Fellegi–Sunter match scores, clusters and golden records.
 
