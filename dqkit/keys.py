@@ -25,7 +25,7 @@ from dqkit.errors import InvalidKeyError, UnknownColumnError
 from dqkit.reserved import RESERVED_PREFIXES, check_reserved, reserved_in
 from dqkit.sparkutil import cancellable, col
 
-__all__ = ["MAX_EXAMPLES", "WITHOUT_KEY", "RESERVED_PREFIXES", "key_columns", "check_key", "check_reserved",
+__all__ = ["MAX_EXAMPLES", "WITHOUT_KEY", "RESERVED_PREFIXES", "key_columns", "check_key", "refuse_key", "check_reserved",
            "reserved_in"]
 
 MAX_EXAMPLES = 5
@@ -79,9 +79,28 @@ def check_key(df: DataFrame, columns: str | Sequence[str], *, table: str, comman
                       F.coalesce(F.sum(F.when(null, F.col(_N))), F.lit(0)).alias("nulls"),
                       F.count(F.when(repeated, 1)).alias("repeats"),
                       F.coalesce(F.sum(F.when(repeated, F.col(_N))), F.lit(0)).alias("repeat_rows")).collect()[0]
-    nulls, repeats = int(row["nulls"]), int(row["repeats"])
+    refuse_key(per, cols, nulls=int(row["nulls"]), repeats=int(row["repeats"]), repeat_rows=int(row["repeat_rows"]),
+               table=table, command=command, without=without)
+    return int(row["rows"])
+
+
+def refuse_key(per: DataFrame, columns: str | Sequence[str], *, nulls: int, repeats: int, repeat_rows: int,
+               table: str, command: str, without: str = WITHOUT_KEY) -> None:
+    """Raise ``check_key``'s refusal when ``nulls`` or ``repeats`` is non-zero; else return.
+
+    ``per``: one row per key value, the key's columns as ``_dq_k0, _dq_k1, ...`` and its row count as
+    ``_dq_n`` (read only on a refusal, for the examples). Shared by ``check_key`` and commands that
+    count keys inside an aggregation of their own (``detect --since`` fuses it into its change join),
+    so every refusal of a bad key reads the same.
+    """
+    cols = key_columns(columns)
+    ks = [f"_dq_k{i}" for i in range(len(cols))]
     if not nulls and not repeats:
-        return int(row["rows"])
+        return
+    null = F.lit(False)
+    for k in ks:
+        null = null | F.col(k).isNull()
+    repeated = ~null & (F.col(_N) > 1)
     label = _label(cols)
     parts = []
     examples: list[str] = []
@@ -92,7 +111,7 @@ def check_key(df: DataFrame, columns: str | Sequence[str], *, table: str, comman
             vals = [r[k] for k in ks]
             shown = _value(vals[0]) if len(vals) == 1 else "(" + ", ".join(_value(v) for v in vals) + ")"
             examples.append(f"{shown} ({r[_N]} rows)")
-        parts.append(f"{repeats} key value(s) repeat, on {int(row['repeat_rows'])} rows, for example "
+        parts.append(f"{repeats} key value(s) repeat, on {repeat_rows} rows, for example "
                      + ", ".join(examples))
     if nulls:
         parts.append(f"the key is NULL in {nulls} row(s)")

@@ -46,7 +46,7 @@ from dqkit.sparkutil import cancellable, col, spark_plan
 from dqkit.violations import conjunction, disjunction, fix_schema, fix_struct, not_null, predicate_column, tuple_ids
 
 __all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs",
-           "lazy_violations", "fd_count"]
+           "lazy_violations", "fd_count", "fd_touching"]
 
 
 # -------------------------------------------------------------------------------------- rule plans
@@ -377,3 +377,35 @@ def fd_count(df: DataFrame, rule: FunctionalDependency) -> DataFrame | None:
     s = df.select(*[col(c) for c in rule.columns]).where(not_null(lhs, types))
     return _fd_count_frame(s, lhs, rule.rhs[0]).select(F.lit(rule.name).alias("rule"),
                                                          F.coalesce(F.col("v"), F.lit(0)).cast("long").alias("n"))
+
+
+def fd_touching(df: DataFrame, rule: FunctionalDependency, key: str, flag: str) -> DataFrame:
+    """``rule, t1, t2`` (``t1 < t2``): the violations of FD ``rule`` in ``df`` with at least one row whose
+    boolean column ``flag`` is true (``detect --since``: a changed row), as ONE lazy frame.
+
+    One aggregation over the left-hand side finds the blocks that both violate (more than one distinct
+    non-NULL value on some rhs attribute) and hold a flagged row; only their rows are paired, and a pair
+    is kept when a flagged row is in it. No join with the flagged keys: the flag rides on the rows.
+    """
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    lhs, rhs = list(rule.lhs), list(rule.rhs)
+    fl = "_dq_flag"
+    s = df.select(col(key).alias(TID), *[col(c) for c in rule.columns],
+                  F.col(flag).cast("boolean").alias(fl)).where(not_null(lhs, types))
+    blocks = (s.groupBy(*[col(c) for c in lhs])
+              .agg(*[F.countDistinct(col(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)],
+                   F.max(F.col(fl).cast("int")).alias("_dq_hf"))
+              .where((F.greatest(*[F.col(f"_dq_nd{i}") for i in range(len(rhs))], F.lit(0)) > 1)
+                     & (F.col("_dq_hf") == 1))
+              .select(*[col(c) for c in lhs]))
+    d = s.join(blocks, on=lhs, how="left_semi")
+    names = [TID, *rule.columns, fl]
+    a = d.select(*[col(c).alias("a_" + c) for c in names])
+    b = d.select(*[col(c).alias("b_" + c) for c in names])
+    cond = conjunction([col("a_" + c) == col("b_" + c) for c in lhs]) & (col("a_" + TID) < col("b_" + TID))
+    differs = disjunction([F.coalesce(col("a_" + r) != col("b_" + r), F.lit(False)) for r in rhs])
+    touch = col("a_" + fl) | col("b_" + fl)
+    tid_type = df.schema[key].dataType
+    return (a.join(b, on=cond & differs & touch, how="inner")
+            .select(F.lit(rule.name).alias("rule"), col("a_" + TID).cast(tid_type).alias("t1"),
+                    col("b_" + TID).cast(tid_type).alias("t2")))

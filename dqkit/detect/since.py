@@ -35,11 +35,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from dqkit.detect import detect, fd_count, lazy_capable, lazy_violations
+from dqkit.detect import detect, fd_count, fd_touching, lazy_capable, lazy_violations
 from dqkit.detect._since_result import RuleSince, SinceResult
 from dqkit.errors import RuleError, SchemaMismatchError
 from dqkit.fingerprint import row_fingerprint
-from dqkit.keys import check_key, check_reserved
+from dqkit.keys import check_reserved, refuse_key
 from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rules, validate_rules
 from dqkit.session import get_spark
 from dqkit.sources import read_table
@@ -146,14 +146,84 @@ def _restricted(side: DataFrame, rules: list[Any], changed: DataFrame, key: str,
     return touching(identities(lazy_violations(sub, rules, key)), changed, key)
 
 
-def _full(side: DataFrame, rules: list[Any], key: str, spark: SparkSession, name: str) -> DataFrame:
-    """Identities of every violation of ``rules`` in ``side``: lazily when the rules allow it, else by ``detect``."""
+def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key: str, spark: SparkSession,
+          name: str) -> DataFrame:
+    """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_side``) when
+    the rules allow it, else by ``detect`` over the table ``side`` itself (a UDF rule may read any column)."""
     lazy = [r for r in rules if lazy_capable(r)]
     other = [r for r in rules if not lazy_capable(r)]
-    frames = [identities(lazy_violations(side, lazy, key))] if lazy else []
+    frames = [identities(lazy_violations(rows, lazy, key))] if lazy else []
     if other:
         frames.append(identities(detect(side, other, key=key, trust_key=True, spark=spark, name=name).violations))
     return _union(frames)
+
+
+def _pairs(violations: DataFrame) -> DataFrame:
+    """``rule, t1, t2`` with ``t1 < t2`` and no repeats (``fd_touching``) as identities, without a distinct."""
+    return violations.select("rule", F.col("t1").alias(K1), F.col("t2").alias(K2))
+
+
+_CH = "_dq_ch"  # on a side's rows (``_side``): the row's key changed (inserted/updated on NEW, deleted/updated on OLD)
+_S, _NV, _OV, _NN, _NO = "_dq_s", "_dq_nv", "_dq_ov", "_dq_nn", "_dq_no"
+
+
+def _by_key(new: DataFrame, old: DataFrame, key: str, cols: list[str], *, table: bool) -> DataFrame:
+    """ONE shuffle by key over both sides: per key value, its rows on each side (``_dq_nn``, ``_dq_no``: the
+    key checks), the change (inserted, deleted, updated by fingerprint, or NULL) and each side's values of
+    the rules' columns (a struct; only NEW's when ``old`` is a saved result's fingerprints). Cached by the
+    caller: every later step (restrictions, FD blocks, the lists) reads it instead of the tables."""
+    hi, lo = row_fingerprint(new, cols)
+    vals = F.struct(*[col(c) for c in cols])
+    n = new.select(col(key).alias("_dq_k"), hi.alias(FP_HI), lo.alias(FP_LO), vals.alias("_dq_v"), F.lit(1).alias(_S))
+    if table:
+        ohi, olo = row_fingerprint(old, cols)
+        o = old.select(col(key).alias("_dq_k"), ohi.alias(FP_HI), olo.alias(FP_LO), vals.alias("_dq_v"),
+                       F.lit(0).alias(_S))
+    else:
+        o = old.select(col(key).alias("_dq_k"), F.col(FP_HI), F.col(FP_LO),
+                       F.lit(None).cast(n.schema["_dq_v"].dataType).alias("_dq_v"), F.lit(0).alias(_S))
+    side = F.col(_S)
+    per = n.unionByName(o).groupBy("_dq_k").agg(
+        F.count(F.when(side == 1, 1)).alias(_NN), F.count(F.when(side == 0, 1)).alias(_NO),
+        F.first(F.when(side == 1, F.struct(FP_HI, FP_LO, "_dq_v")), ignorenulls=True).alias(_NV),
+        F.first(F.when(side == 0, F.struct(FP_HI, FP_LO, "_dq_v")), ignorenulls=True).alias(_OV))
+    nv, ov = F.col(_NV), F.col(_OV)
+    change = (F.when(F.col(_NO) == 0, F.lit("inserted")).when(F.col(_NN) == 0, F.lit("deleted"))
+              .when((nv[FP_HI] != ov[FP_HI]) | (nv[FP_LO] != ov[FP_LO]), F.lit("updated")))
+    return per.select(F.col("_dq_k").alias(key), _NN, _NO, change.alias("change"),
+                      nv["_dq_v"].alias(_NV), ov["_dq_v"].alias(_OV))
+
+
+def _side(per: DataFrame, key: str, cols: list[str], *, new: bool) -> DataFrame:
+    """One side's rows from ``_by_key``: the key, the rules' columns and ``_dq_ch`` (the row changed)."""
+    v, n = (F.col(_NV), _NN) if new else (F.col(_OV), _NO)
+    mine = ("inserted", "updated") if new else ("deleted", "updated")
+    return per.where(F.col(n) > 0).select(
+        col(key), *[v.getField(c).alias(c) for c in cols if c != key],
+        F.coalesce(F.col("change").isin(*mine), F.lit(False)).alias(_CH))
+
+
+def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None) -> tuple[int, int | None, dict[str, int]]:
+    """Rows of NEW (and of OLD when a table) and the change kinds, by ONE job over ``_by_key``; refuses a
+    repeated or NULL key on NEW, then on OLD, with ``check_key``'s own message (``refuse_key``)."""
+    k = col(key)
+    stats = []
+    for n in (_NN, _NO):
+        rep = k.isNotNull() & (F.col(n) > 1)
+        stats += [F.coalesce(F.sum(n), F.lit(0)), F.coalesce(F.sum(F.when(k.isNull(), F.col(n))), F.lit(0)),
+                  F.count(F.when(rep, 1)), F.coalesce(F.sum(F.when(rep, F.col(n))), F.lit(0))]
+    kinds = ("inserted", "deleted", "updated")
+    row = per.agg(*[x.alias(f"_dq_{i}") for i, x in enumerate(stats)],
+                  *[F.count(F.when(F.col("change") == w, 1)).alias(w) for w in kinds]).collect()[0]
+    for j, (n, name) in enumerate(((_NN, label), (_NO, old_label))):
+        if name is None:
+            continue
+        side = per.where(F.col(n) > 0).select(k.alias("_dq_k0"), F.col(n).alias("_dq_n"))
+        refuse_key(side, key, nulls=int(row[f"_dq_{4 * j + 1}"]), repeats=int(row[f"_dq_{4 * j + 2}"]),
+                   repeat_rows=int(row[f"_dq_{4 * j + 3}"]), table=name, command="detect --since",
+                   without="give a key column")
+    rows_old = int(row["_dq_4"]) if old_label is not None else None
+    return int(row["_dq_0"]), rows_old, {w: int(row[w]) for w in kinds if row[w]}
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -191,37 +261,38 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
     manifest = saved_manifest(since)
     old: DataFrame | None = None
     check_reserved([c for c in types if c != key], table=label, command="detect --since")
+    new_fp = row_fingerprints(new, key, cols)
+    if manifest is not None:
+        check_saved(manifest, since, rule_list, key, types)
+        folder = Path(since).expanduser()
+        old_fp = spark.read.parquet((folder / FINGERPRINTS).as_posix())
+        saved = identities(spark.read.parquet((folder / "violations").as_posix()))
+    else:
+        old = read_table(since, spark)
+        otypes = {f.name: f.dataType.simpleString() for f in old.schema.fields}
+        check_reserved([c for c in otypes if c != key], table=str(since), command="detect --since")
+        diff = [f"{c} ({otypes.get(c, 'missing')} -> {types[c]})" for c in [key, *cols]
+                if otypes.get(c) != types[c]]
+        if diff:
+            raise SchemaMismatchError(f"detect --since: the rules' columns differ between {since} and "
+                                      f"{label}: {', '.join(diff)}",
+                                      hint="compare versions with the same types, or cast them first")
     with cancellable("detect --since"):
-        rows_new = check_key(new, key, table=label, command="detect --since", without="give a key column")
-        new_fp = row_fingerprints(new, key, cols)
-        if manifest is not None:
-            check_saved(manifest, since, rule_list, key, types)
-            folder = Path(since).expanduser()
-            old_fp = spark.read.parquet((folder / FINGERPRINTS).as_posix())
-            saved = identities(spark.read.parquet((folder / "violations").as_posix()))
-            rows_old = None
-        else:
-            old = read_table(since, spark)
-            otypes = {f.name: f.dataType.simpleString() for f in old.schema.fields}
-            check_reserved([c for c in otypes if c != key], table=str(since), command="detect --since")
-            diff = [f"{c} ({otypes.get(c, 'missing')} -> {types[c]})" for c in [key, *cols]
-                    if otypes.get(c) != types[c]]
-            if diff:
-                raise SchemaMismatchError(f"detect --since: the rules' columns differ between {since} and "
-                                          f"{label}: {', '.join(diff)}",
-                                          hint="compare versions with the same types, or cast them first")
-            rows_old = check_key(old, key, table=str(since), command="detect --since", without="give a key column")
-            old_fp = row_fingerprints(old, key, cols)
-        changed = changed_keys(old_fp, new_fp, key).persist()
+        per = _by_key(new, old if old is not None else old_fp, key, cols, table=old is not None).persist()
         tagged: DataFrame | None = None
         subs: list[DataFrame] = []  # the cached restrictions, one per side
         try:
-            kinds = {r["change"]: int(r["n"]) for r in changed.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+            rows_new, rows_old, kinds = _key_checks(per, key, label, None if old is None else str(since))
+            changed = per.where(F.col("change").isNotNull()).select(key, "change")
+            new_rows = _side(per, key, cols, new=True)
+            old_rows = _side(per, key, cols, new=False) if old is not None else None
             n_changed = sum(kinds.values())
             share = n_changed / max(rows_new, 1)
             large = share > max_change
             full_rules = [r for r in rule_list if large or partners_rule(r)]
             rest_rules = [r for r in rule_list if r not in full_rules]
+            fds = [r for r in rest_rules if isinstance(r, FunctionalDependency)]
+            dcs = [r for r in rest_rules if r not in fds]
             full_names, rest_names = [r.name for r in full_rules], [r.name for r in rest_rules]
             olds: list[DataFrame] = []  # identities on OLD's side and on NEW's, diffed by one aggregation
             news: list[DataFrame] = []
@@ -229,20 +300,25 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             counted: DataFrame | None = None  # the part of ``rest`` counted by listing
             totals: list[DataFrame] = []  # NEW's counts of one-rhs FDs (block arithmetic): rest = total - touching
             if full_rules:
-                news.append(_full(new, full_rules, key, spark, label))
-                olds.append(_full(old, full_rules, key, spark, str(since)) if old is not None
+                news.append(_full(new, new_rows, full_rules, key, spark, label))
+                olds.append(_full(old, old_rows, full_rules, key, spark, str(since)) if old is not None
                             else saved.where(F.col("rule").isin(full_names)))
+            # FDs: the violating blocks holding a changed row, by one aggregation of each side (``fd_touching``)
+            news += [_pairs(fd_touching(new_rows, r, key, _CH)) for r in fds]
+            if old_rows is not None:
+                olds += [_pairs(fd_touching(old_rows, r, key, _CH)) for r in fds]
+            if dcs:
+                news.append(_restricted(new_rows, dcs, changed, key, subs))
+                if old_rows is not None:
+                    olds.append(_restricted(old_rows, dcs, changed, key, subs))
             if rest_rules:
-                news.append(_restricted(new, rest_rules, changed, key, subs))
                 if old is None:
                     mine = saved.where(F.col("rule").isin(rest_names))
                     olds.append(touching(mine, changed, key))
                     rest = counted = touching(mine, changed, key, touch=False)
                 else:
-                    olds.append(_restricted(old, rest_rules, changed, key, subs))
-                    rest = touching(identities(lazy_violations(new, rest_rules, key)), changed, key, touch=False)
-                    by_sum = {r.name: f for r in rest_rules if isinstance(r, FunctionalDependency)
-                              and (f := fd_count(new, r)) is not None}
+                    rest = touching(identities(lazy_violations(new_rows, rest_rules, key)), changed, key, touch=False)
+                    by_sum = {r.name: f for r in fds if (f := fd_count(new_rows, r)) is not None}
                     totals = list(by_sum.values())
                     counted = rest.where(~F.col("rule").isin(list(by_sum))) if len(by_sum) < len(rest_rules) else None
             tagged = _tagged(olds, news).persist()
@@ -264,8 +340,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 per_rule.append(RuleSince(r.name, how, frames,
                                           {"new": n_new, "resolved": n_gone, "persisting": n_rest + n_both}))
         except BaseException:
-            changed.unpersist()
-            for f in [tagged, *subs]:
+            for f in [per, tagged, *subs]:
                 if f is not None:
                     f.unpersist()
             raise
@@ -273,7 +348,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                        rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
                        rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
                        full=large, seconds=time.perf_counter() - t0, changed=changed,
-                       fingerprints=new_fp, schema=types, cached=(tagged, *subs))
+                       fingerprints=new_fp, schema=types, cached=(tagged, per, *subs))
 
 
 _O, _N = "_dq_o", "_dq_n"
