@@ -379,33 +379,43 @@ def fd_count(df: DataFrame, rule: FunctionalDependency) -> DataFrame | None:
                                                          F.coalesce(F.col("v"), F.lit(0)).cast("long").alias("n"))
 
 
-def fd_touching(df: DataFrame, rule: FunctionalDependency, key: str, flag: str) -> DataFrame:
-    """``rule, t1, t2`` (``t1 < t2``): the violations of FD ``rule`` in ``df`` with at least one row whose
-    boolean column ``flag`` is true (``detect --since``: a changed row), as ONE lazy frame.
+def fd_touching(df: DataFrame, rule: FunctionalDependency, key: str, flag: str | None = None) -> DataFrame:
+    """``rule, t1, t2`` (``t1 < t2``, each pair once): the violations of FD ``rule`` in ``df`` with at least
+    one row whose boolean column ``flag`` is true (``detect --since``: a changed row); every violation when
+    ``flag`` is None. ONE lazy aggregation, no join.
 
-    One aggregation over the left-hand side finds the blocks that both violate (more than one distinct
-    non-NULL value on some rhs attribute) and hold a flagged row; only their rows are paired, and a pair
-    is kept when a flagged row is in it. No join with the flagged keys: the flag rides on the rows.
+    One groupBy over the left-hand side collects each block's rows (key, rhs values, flag); a block is
+    paired only when it violates (more than one distinct non-NULL value on some rhs attribute) and holds a
+    flagged row, and only the flagged rows are paired with the block's others. A join-based plan (dirty
+    blocks, a semi join, a self join) reads its input three times and broadcasts twice per rule.
     """
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     lhs, rhs = list(rule.lhs), list(rule.rhs)
-    fl = "_dq_flag"
-    s = df.select(col(key).alias(TID), *[col(c) for c in rule.columns],
-                  F.col(flag).cast("boolean").alias(fl)).where(not_null(lhs, types))
-    blocks = (s.groupBy(*[col(c) for c in lhs])
-              .agg(*[F.countDistinct(col(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)],
-                   F.max(F.col(fl).cast("int")).alias("_dq_hf"))
-              .where((F.greatest(*[F.col(f"_dq_nd{i}") for i in range(len(rhs))], F.lit(0)) > 1)
-                     & (F.col("_dq_hf") == 1))
-              .select(*[col(c) for c in lhs]))
-    d = s.join(blocks, on=lhs, how="left_semi")
-    names = [TID, *rule.columns, fl]
-    a = d.select(*[col(c).alias("a_" + c) for c in names])
-    b = d.select(*[col(c).alias("b_" + c) for c in names])
-    cond = conjunction([col("a_" + c) == col("b_" + c) for c in lhs]) & (col("a_" + TID) < col("b_" + TID))
-    differs = disjunction([F.coalesce(col("a_" + r) != col("b_" + r), F.lit(False)) for r in rhs])
-    touch = col("a_" + fl) | col("b_" + fl)
+    rs = [f"r{i}" for i in range(len(rhs))]
+    fl = F.lit(True) if flag is None else F.coalesce(F.col(flag).cast("boolean"), F.lit(False))
+    item = F.struct(col(key).alias("t"), *[col(r).alias(n) for r, n in zip(rhs, rs)], fl.alias("f"))
+    rows = F.col("_dq_rows")
+    blocks = df.where(not_null(lhs, types)).groupBy(*[col(c) for c in lhs]).agg(
+        F.collect_list(item).alias("_dq_rows"))
+
+    def field(n: str) -> Any:
+        return lambda x: x.getField(n)
+
+    dirty = disjunction([F.size(F.array_distinct(F.filter(F.transform(rows, field(n)),
+                                                            lambda v: v.isNotNull()))) > 1 for n in rs])
+    flagged = F.filter(rows, lambda x: x.getField("f"))
+
+    def pairs_of(x: Column) -> Column:
+        def keep(y: Column) -> Column:
+            differs = disjunction([F.coalesce(x.getField(n) != y.getField(n), F.lit(False)) for n in rs])
+            xt, yt = x.getField("t"), y.getField("t")
+            return differs & ((~y.getField("f") & (xt != yt)) | (xt < yt))
+        xt = x.getField("t")
+        return F.transform(F.filter(rows, keep), lambda y: F.struct(F.least(xt, y.getField("t")).alias("t1"),
+                                                                    F.greatest(xt, y.getField("t")).alias("t2")))
+
     tid_type = df.schema[key].dataType
-    return (a.join(b, on=cond & differs & touch, how="inner")
-            .select(F.lit(rule.name).alias("rule"), col("a_" + TID).cast(tid_type).alias("t1"),
-                    col("b_" + TID).cast(tid_type).alias("t2")))
+    p = (blocks.where(F.exists(rows, lambda x: x.getField("f")) & dirty)
+         .select(F.explode(F.flatten(F.transform(flagged, pairs_of))).alias("_dq_p")))
+    return p.select(F.lit(rule.name).alias("rule"), F.col("_dq_p.t1").cast(tid_type).alias("t1"),
+                    F.col("_dq_p.t2").cast(tid_type).alias("t2"))

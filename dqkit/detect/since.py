@@ -150,9 +150,12 @@ def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key:
           name: str) -> DataFrame:
     """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_side``) when
     the rules allow it, else by ``detect`` over the table ``side`` itself (a UDF rule may read any column)."""
-    lazy = [r for r in rules if lazy_capable(r)]
+    fds = [r for r in rules if isinstance(r, FunctionalDependency)]  # one aggregation each (``fd_touching``)
+    lazy = [r for r in rules if lazy_capable(r) and r not in fds]
     other = [r for r in rules if not lazy_capable(r)]
-    frames = [identities(lazy_violations(rows, lazy, key))] if lazy else []
+    frames = [_pairs(fd_touching(rows, r, key)) for r in fds]
+    if lazy:
+        frames.append(identities(lazy_violations(rows, lazy, key)))
     if other:
         frames.append(identities(detect(side, other, key=key, trust_key=True, spark=spark, name=name).violations))
     return _union(frames)
