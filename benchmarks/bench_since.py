@@ -11,8 +11,10 @@ SparkSession after a warm-up:
 
 Rules: ``fd`` (``zip -> city``) or ``dc`` (that FD plus ``not(t1.zip = t2.zip and t1.salary > t2.salary
 and t1.rate < t2.rate)``). ``--changes`` lists the change shares; the cost rule is switched off
-(``max_change=1``) so the crossover of the restricted path shows. Prints one line per measurement with
-the ratio baseline/dqkit and the load average.
+(``max_change=1``) so the crossover of the restricted path shows; ``--paths changed,full`` also times
+the cost rule's full path (``max_change=0``: with FDs, one aggregation of NEW diffed against OLD's
+violations) in the same window, so the two ways of computing ``--since`` are compared on one load.
+Prints one line per measurement with the ratio baseline/dqkit and the load average.
 
     python benchmarks/bench_since.py --rows 200000 --changes 0.001,0.01,0.05,0.2
 """
@@ -83,6 +85,7 @@ def main() -> None:
     ap.add_argument("--changes", default="0.001")
     ap.add_argument("--rules", default="dc,fd")
     ap.add_argument("--modes", default="table,saved")
+    ap.add_argument("--paths", default="changed,full", help="changed (cost rule off), full (cost rule forced)")
     args = ap.parse_args()
     from dqkit.detect import detect
     from dqkit.detect.since import detect_since
@@ -102,13 +105,19 @@ def main() -> None:
                     src = saved if mode == "saved" else old
                     detect_since(new, src, rules, key="id", spark=spark, max_change=1.0).unpersist()  # warm-up
                     tb, want = timed(lambda: baseline(spark, old, new, rules, saved if mode == "saved" else None))
-                    ts, res = timed(lambda: detect_since(new, src, rules, key="id", spark=spark, max_change=1.0))
-                    got = {k: res.to_dict()[k] for k in ("new", "resolved", "persisting")}
-                    res.unpersist()
-                    assert got == want, (got, want)
+                    times = {}
+                    for path in args.paths.split(","):
+                        mc = 1.0 if path == "changed" else 0.0
+                        ts, res = timed(lambda: detect_since(new, src, rules, key="id", spark=spark, max_change=mc))
+                        got = {k: res.to_dict()[k] for k in ("new", "resolved", "persisting")}
+                        res.unpersist()
+                        assert got == want, (path, got, want)
+                        times[path] = ts
                     load = os.getloadavg()[0]
+                    shown = " ".join(f"{'since' if p == 'changed' else 'since_full'}={t:.1f}s "
+                                     f"ratio{'' if p == 'changed' else '_full'}={tb / t:.2f}x" for p, t in times.items())
                     print(f"rows={args.rows} change={share:.3%} rules={rk} mode={mode} baseline={tb:.1f}s "
-                          f"since={ts:.1f}s ratio={tb / ts:.2f}x counts={got} load={load:.1f}", flush=True)
+                          f"{shown} counts={want} load={load:.1f}", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

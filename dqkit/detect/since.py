@@ -16,11 +16,20 @@ Violations among unchanged rows come from the saved result of OLD when ``--since
 detection at all), else from NEW: a one-rhs FD's count by block arithmetic (no pair built; rest =
 NEW's count - the violations touching ``C``), other rules' listed and counted; the lists stay lazy.
 
-Spark jobs (what dominates on small and medium tables): every rule's restricted detection is one lazy
-frame per side (``dqkit.detect.lazy_violations``: no per-rule count, no cached scan); both sides'
-identities are flagged and grouped once (``_tagged``, cached) and ONE aggregation (``_counts``) gives
-every rule's new / resolved / persisting counts. Besides it: the key checks, the change count and the
-broadcasts of the changed keys and their blocks (on 8 rows and 3 FDs: 11 jobs, 55 before).
+Spark jobs and passes (what dominates on small and medium tables):
+
+* ONE shuffle by key over both sides (``_by_key``, cached) gives each key's rows per side, its change
+  and each side's values of the rules' columns; ONE job over it gives the key checks of NEW (and of
+  OLD when a table; a refusal reads exactly as ``check_key``'s, via ``refuse_key``) and the change
+  kinds. Every later step reads that cache, not the tables (but a UDF or OCJoin rule on the full path).
+* An FD's violations touching ``C`` (and all of them on the full path) are ONE aggregation over its
+  left-hand side (``dqkit.detect.fd_touching``): each block's rows collected, only blocks that violate
+  and hold a changed row paired, only pairs with a changed row kept. No semi join, no broadcast.
+* DCs: every rule's restricted detection is one lazy frame per side (``lazy_violations`` over the union
+  of their restrictions, cached).
+* Both sides' identities are flagged and grouped once (``_tagged``, cached) and ONE aggregation
+  (``_counts``) gives every rule's new / resolved / persisting counts (on 8 rows and 3 FDs, OLD a
+  table: 2 jobs; 55 before the fused counts, 11 before the fused key checks).
 
 Cost rule: a rule is detected in full on both sides (then diffed) when the change is large
 (``changed keys > MAX_CHANGE`` of the rows of NEW), when it is a DC with no equality predicate (its
