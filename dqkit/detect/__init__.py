@@ -46,7 +46,7 @@ from dqkit.sparkutil import cancellable, col, spark_plan
 from dqkit.violations import conjunction, disjunction, fix_schema, fix_struct, not_null, predicate_column, tuple_ids
 
 __all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs",
-           "lazy_violations", "fd_count", "fd_touching"]
+           "lazy_violations", "fd_count", "fd_pairs"]
 
 
 # -------------------------------------------------------------------------------------- rule plans
@@ -379,21 +379,20 @@ def fd_count(df: DataFrame, rule: FunctionalDependency) -> DataFrame | None:
                                                          F.coalesce(F.col("v"), F.lit(0)).cast("long").alias("n"))
 
 
-def fd_touching(df: DataFrame, rule: FunctionalDependency, key: str, flag: str | None = None) -> DataFrame:
-    """``rule, t1, t2`` (``t1 < t2``, each pair once): the violations of FD ``rule`` in ``df`` with at least
-    one row whose boolean column ``flag`` is true (``detect --since``: a changed row); every violation when
-    ``flag`` is None. ONE lazy aggregation, no join.
+def fd_pairs(df: DataFrame, rule: FunctionalDependency, key: str) -> DataFrame:
+    """``rule, t1, t2`` (``t1 < t2``, each pair once): every violation of FD ``rule`` in ``df`` (tuples
+    named by ``key``, already checked unique) as ONE lazy aggregation, no join (``detect --since``).
 
-    One groupBy over the left-hand side collects each block's rows (key, rhs values, flag); a block is
-    paired only when it violates (more than one distinct non-NULL value on some rhs attribute) and holds a
-    flagged row, and only the flagged rows are paired with the block's others. A join-based plan (dirty
-    blocks, a semi join, a self join) reads its input three times and broadcasts twice per rule.
+    One groupBy over the left-hand side collects each block's rows (key and rhs values); only blocks that
+    violate (more than one distinct non-NULL value on some rhs attribute) are paired, inside the block
+    (interpreted higher-order functions: quadratic in a violating block's size, as the self join of
+    ``_fd_plan`` is). The join-based plan (dirty blocks, a semi join, a self join) reads its input three
+    times and broadcasts twice per rule: on a cached input, more jobs than the whole rest of ``--since``.
     """
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     lhs, rhs = list(rule.lhs), list(rule.rhs)
     rs = [f"r{i}" for i in range(len(rhs))]
-    fl = F.lit(True) if flag is None else F.coalesce(F.col(flag).cast("boolean"), F.lit(False))
-    item = F.struct(col(key).alias("t"), *[col(r).alias(n) for r, n in zip(rhs, rs)], fl.alias("f"))
+    item = F.struct(col(key).alias("t"), *[col(r).alias(n) for r, n in zip(rhs, rs)])
     rows = F.col("_dq_rows")
     blocks = df.where(not_null(lhs, types)).groupBy(*[col(c) for c in lhs]).agg(
         F.collect_list(item).alias("_dq_rows"))
@@ -403,19 +402,16 @@ def fd_touching(df: DataFrame, rule: FunctionalDependency, key: str, flag: str |
 
     dirty = disjunction([F.size(F.array_distinct(F.filter(F.transform(rows, field(n)),
                                                             lambda v: v.isNotNull()))) > 1 for n in rs])
-    flagged = F.filter(rows, lambda x: x.getField("f"))
 
     def pairs_of(x: Column) -> Column:
+        xt = x.getField("t")
+
         def keep(y: Column) -> Column:
             differs = disjunction([F.coalesce(x.getField(n) != y.getField(n), F.lit(False)) for n in rs])
-            xt, yt = x.getField("t"), y.getField("t")
-            return differs & ((~y.getField("f") & (xt != yt)) | (xt < yt))
-        xt = x.getField("t")
-        return F.transform(F.filter(rows, keep), lambda y: F.struct(F.least(xt, y.getField("t")).alias("t1"),
-                                                                    F.greatest(xt, y.getField("t")).alias("t2")))
+            return differs & (xt < y.getField("t"))
+        return F.transform(F.filter(rows, keep), lambda y: F.struct(xt.alias("t1"), y.getField("t").alias("t2")))
 
     tid_type = df.schema[key].dataType
-    p = (blocks.where(F.exists(rows, lambda x: x.getField("f")) & dirty)
-         .select(F.explode(F.flatten(F.transform(flagged, pairs_of))).alias("_dq_p")))
+    p = blocks.where(dirty).select(F.explode(F.flatten(F.transform(rows, pairs_of))).alias("_dq_p"))
     return p.select(F.lit(rule.name).alias("rule"), F.col("_dq_p.t1").cast(tid_type).alias("t1"),
                     F.col("_dq_p.t2").cast(tid_type).alias("t2"))

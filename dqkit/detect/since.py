@@ -13,8 +13,14 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
   (violations not touching ``C``) + ``A_old & A_new``.
 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
-detection at all), else from NEW: a one-rhs FD's count by block arithmetic (no pair built; rest =
-NEW's count - the violations touching ``C``), other rules' listed and counted; the lists stay lazy.
+detection at all), else from NEW, listed and counted; the lists stay lazy.
+
+FDs are the exception, by measurement: an FD's full detection is ONE aggregation over its left-hand
+side (``dqkit.detect.fd_pairs``), and restricting it costs that same aggregation (its changed blocks
+are known only by grouping every row) plus the matching of OLD's violations to ``C``. So every FD is
+detected in full on each side's cached rows (OLD's violations read from the saved result) and diffed:
+1.62x / 1.11x / 0.74x of the baseline at 0.1 / 1 / 5 % changed, against 0.81x / 0.78x / 0.54x for the
+changed blocks only, in the same window (docs/performance.md, "detect --since").
 
 Spark jobs and passes (what dominates on small and medium tables):
 
@@ -22,9 +28,8 @@ Spark jobs and passes (what dominates on small and medium tables):
   and each side's values of the rules' columns; ONE job over it gives the key checks of NEW (and of
   OLD when a table; a refusal reads exactly as ``check_key``'s, via ``refuse_key``) and the change
   kinds. Every later step reads that cache, not the tables (but a UDF or OCJoin rule on the full path).
-* An FD's violations touching ``C`` (and all of them on the full path) are ONE aggregation over its
-  left-hand side (``dqkit.detect.fd_touching``): each block's rows collected, only blocks that violate
-  and hold a changed row paired, only pairs with a changed row kept. No semi join, no broadcast.
+* An FD's violations are ONE aggregation over its left-hand side (``dqkit.detect.fd_pairs``): each
+  block's rows collected, only blocks that violate paired. No semi join, no broadcast.
 * DCs: every rule's restricted detection is one lazy frame per side (``lazy_violations`` over the union
   of their restrictions, cached).
 * Both sides' identities are flagged and grouped once (``_tagged``, cached) and ONE aggregation
@@ -32,8 +37,8 @@ Spark jobs and passes (what dominates on small and medium tables):
   table: 2 jobs; 55 before the fused counts, 11 before the fused key checks).
 
 Cost rule: a rule is detected in full on both sides (then diffed) when the change is large
-(``changed keys > MAX_CHANGE`` of the rows of NEW), when it is a DC with no equality predicate (its
-partners are all rows) or a UDF rule.
+(``changed keys > MAX_CHANGE`` of the rows of NEW), when it is an FD (above), a DC with no equality
+predicate (its partners are all rows) or a UDF rule.
 """
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from dqkit.detect import detect, fd_count, fd_touching, lazy_capable, lazy_violations
+from dqkit.detect import detect, fd_pairs, lazy_capable, lazy_violations
 from dqkit.detect._since_result import RuleSince, SinceResult
 from dqkit.errors import RuleError, SchemaMismatchError
 from dqkit.fingerprint import row_fingerprint
@@ -89,8 +94,15 @@ def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
     return j.select(F.col("_dq_k").alias(key), change.alias("change")).where(F.col("change").isNotNull())
 
 
+#: Why an FD is always detected in full (one aggregation of each side) and diffed: measured faster than
+#: restricting it at every share tried (docs/performance.md, "detect --since").
+FD_FULL = "an FD: one aggregation of each side, diffed, is faster than restricting it"
+
+
 def partners_rule(rule: Any) -> str | None:
     """Why ``rule`` is detected in full on both sides, or None when its partners can be restricted."""
+    if isinstance(rule, FunctionalDependency):
+        return FD_FULL
     if isinstance(rule, UDFRule):
         return "a UDF rule: its partners are unknown"
     if isinstance(rule, DenialConstraint) and rule.arity == 2 and not _equalities(rule):
@@ -159,10 +171,10 @@ def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key:
           name: str) -> DataFrame:
     """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_side``) when
     the rules allow it, else by ``detect`` over the table ``side`` itself (a UDF rule may read any column)."""
-    fds = [r for r in rules if isinstance(r, FunctionalDependency)]  # one aggregation each (``fd_touching``)
+    fds = [r for r in rules if isinstance(r, FunctionalDependency)]  # one aggregation each (``fd_pairs``)
     lazy = [r for r in rules if lazy_capable(r) and r not in fds]
     other = [r for r in rules if not lazy_capable(r)]
-    frames = [_pairs(fd_touching(rows, r, key)) for r in fds]
+    frames = [_pairs(fd_pairs(rows, r, key)) for r in fds]
     if lazy:
         frames.append(identities(lazy_violations(rows, lazy, key)))
     if other:
@@ -171,7 +183,7 @@ def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key:
 
 
 def _pairs(violations: DataFrame) -> DataFrame:
-    """``rule, t1, t2`` with ``t1 < t2`` and no repeats (``fd_touching``) as identities, without a distinct."""
+    """``rule, t1, t2`` with ``t1 < t2`` and no repeats (``fd_pairs``) as identities, without a distinct."""
     return violations.select("rule", F.col("t1").alias(K1), F.col("t2").alias(K2))
 
 
@@ -303,38 +315,27 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             large = share > max_change
             full_rules = [r for r in rule_list if large or partners_rule(r)]
             rest_rules = [r for r in rule_list if r not in full_rules]
-            fds = [r for r in rest_rules if isinstance(r, FunctionalDependency)]
-            dcs = [r for r in rest_rules if r not in fds]
             full_names, rest_names = [r.name for r in full_rules], [r.name for r in rest_rules]
             olds: list[DataFrame] = []  # identities on OLD's side and on NEW's, diffed by one aggregation
             news: list[DataFrame] = []
             rest: DataFrame | None = None  # violations among unchanged rows (persisting), listed lazily
             counted: DataFrame | None = None  # the part of ``rest`` counted by listing
-            totals: list[DataFrame] = []  # NEW's counts of one-rhs FDs (block arithmetic): rest = total - touching
             if full_rules:
                 news.append(_full(new, new_rows, full_rules, key, spark, label))
                 olds.append(_full(old, old_rows, full_rules, key, spark, str(since)) if old is not None
                             else saved.where(F.col("rule").isin(full_names)))
-            # FDs: the violating blocks holding a changed row, by one aggregation of each side (``fd_touching``)
-            news += [_pairs(fd_touching(new_rows, r, key, _CH)) for r in fds]
-            if old_rows is not None:
-                olds += [_pairs(fd_touching(old_rows, r, key, _CH)) for r in fds]
-            if dcs:
-                news.append(_restricted(new_rows, dcs, changed, key, subs))
-                if old_rows is not None:
-                    olds.append(_restricted(old_rows, dcs, changed, key, subs))
             if rest_rules:
+                news.append(_restricted(new_rows, rest_rules, changed, key, subs))
                 if old is None:
                     mine = saved.where(F.col("rule").isin(rest_names))
                     olds.append(touching(mine, changed, key))
                     rest = counted = touching(mine, changed, key, touch=False)
                 else:
+                    olds.append(_restricted(old_rows, rest_rules, changed, key, subs))
                     rest = touching(identities(lazy_violations(new_rows, rest_rules, key)), changed, key, touch=False)
-                    by_sum = {r.name: f for r in fds if (f := fd_count(new_rows, r)) is not None}
-                    totals = list(by_sum.values())
-                    counted = rest.where(~F.col("rule").isin(list(by_sum))) if len(by_sum) < len(rest_rules) else None
+                    counted = rest
             tagged = _tagged(olds, news).persist()
-            counts = _counts(tagged, counted, totals)
+            counts = _counts(tagged, counted)
             per_rule = []
             for r in rule_list:
                 c = counts.get(r.name, {})
@@ -343,7 +344,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                     how, n_rest = "full: " + ("the change is large" if large else str(partners_rule(r))), 0
                 else:
                     how = "changed rows and their partners"
-                    n_rest = c["total"] - n_new - n_both if "total" in c else c.get("rest", 0)
+                    n_rest = c.get("rest", 0)
                 mine_t = tagged.where(F.col("rule") == r.name)
                 frames = {"new": _which(mine_t, "new"), "resolved": _which(mine_t, "resolved")}
                 both = _which(mine_t, "both")
@@ -380,15 +381,14 @@ def _which(tagged: DataFrame, which: str) -> DataFrame:
     return tagged.where(cond).select("rule", K1, K2)
 
 
-def _counts(tagged: DataFrame, counted: DataFrame | None, totals: list[DataFrame]) -> dict[str, dict[str, int]]:
-    """Every rule's counts in ONE Spark job: new / resolved / both from ``tagged``, ``rest`` (violations
-    among unchanged rows, by listing) from ``counted``, ``total`` (NEW's count) from ``totals``."""
+def _counts(tagged: DataFrame, counted: DataFrame | None) -> dict[str, dict[str, int]]:
+    """Every rule's counts in ONE Spark job: new / resolved / both from ``tagged`` and ``rest`` (violations
+    among unchanged rows, by listing) from ``counted``."""
     o, n = F.col(_O) == 1, F.col(_N) == 1
     what = F.when(o & n, "both").when(n, "new").otherwise("resolved")
     parts = [tagged.groupBy("rule", what.alias("what")).agg(F.count(F.lit(1)).alias("n"))]
     if counted is not None:
         parts.append(counted.groupBy("rule").agg(F.count(F.lit(1)).alias("n")).select("rule", F.lit("rest").alias("what"), "n"))
-    parts += [t.select("rule", F.lit("total").alias("what"), "n") for t in totals]
     out: dict[str, dict[str, int]] = {}
     for row in _union(parts).collect():
         out.setdefault(row["rule"], {})[row["what"]] = int(row["n"])
