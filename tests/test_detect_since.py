@@ -119,6 +119,24 @@ def test_since_fd_with_null_values_equals_two_full_detections_diffed(spark):
     assert want["new"] and want["resolved"] and want["persisting"]
 
 
+@pytest.mark.parametrize("text", ["a -> b", "a -> b, c", "a, d -> c"])
+def test_since_fd_pairs_equal_the_join_based_fd_detection_on_random_rows_with_nulls(spark, text):
+    # fd_pairs (rhs groups crossed inside a block, no join) lists exactly what _fd_plan's self join lists
+    import random
+
+    from dqkit.detect import fd_pairs, lazy_violations
+    from dqkit.detect.since import identities
+    from dqkit.rules import as_rules
+
+    rnd = random.Random(3)
+    rows = [(i, *[rnd.choice([None, 0, 1, 2]) for _ in range(4)]) for i in range(60)]
+    df = spark.createDataFrame(rows, "id long, a long, b long, c long, d long")
+    rule = as_rules({"f": text})[0]
+    got = [tuple(r) for r in fd_pairs(df, rule, "id").collect()]
+    want = {tuple(r) for r in identities(lazy_violations(df, [rule], "id")).collect()}
+    assert len(got) == len(set(got)) and set(got) == want and want
+
+
 # ------------------------------------------------------------------ refusals, before any Spark
 def _files(tmp_path):
     (tmp_path / "new.csv").write_text("id,zip,city\n1,1,a\n")

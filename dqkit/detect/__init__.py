@@ -381,37 +381,36 @@ def fd_count(df: DataFrame, rule: FunctionalDependency) -> DataFrame | None:
 
 def fd_pairs(df: DataFrame, rule: FunctionalDependency, key: str) -> DataFrame:
     """``rule, t1, t2`` (``t1 < t2``, each pair once): every violation of FD ``rule`` in ``df`` (tuples
-    named by ``key``, already checked unique) as ONE lazy aggregation, no join (``detect --since``).
+    named by ``key``, already checked unique) as one lazy plan without a join (``detect --since``).
 
-    One groupBy over the left-hand side collects each block's rows (key and rhs values); only blocks that
-    violate (more than one distinct non-NULL value on some rhs attribute) are paired, inside the block
-    (interpreted higher-order functions: quadratic in a violating block's size, as the self join of
-    ``_fd_plan`` is). The join-based plan (dirty blocks, a semi join, a self join) reads its input three
-    times and broadcasts twice per rule: on a cached input, more jobs than the whole rest of ``--since``.
+    One groupBy over the left-hand side and the rhs values gathers the keys sharing both; one over the
+    left-hand side gathers a block's rhs groups, and only blocks with more than one group are paired:
+    every two groups whose rhs values differ (NULL differs from nothing, as in ``_fd_plan``) give the
+    cross product of their keys. The work is the number of groups squared plus the violations, not
+    the block's size squared (higher-order functions run interpreted). The join-based plan (dirty
+    blocks, a semi join, a self join) reads its input three times and broadcasts twice per rule: on a
+    cached input, more jobs than the whole rest of ``--since``.
     """
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     lhs, rhs = list(rule.lhs), list(rule.rhs)
-    rs = [f"r{i}" for i in range(len(rhs))]
-    item = F.struct(col(key).alias("t"), *[col(r).alias(n) for r, n in zip(rhs, rs)])
-    rows = F.col("_dq_rows")
-    blocks = df.where(not_null(lhs, types)).groupBy(*[col(c) for c in lhs]).agg(
-        F.collect_list(item).alias("_dq_rows"))
+    rs = [f"_dq_r{i}" for i in range(len(rhs))]
+    s = df.where(not_null(lhs, types) & disjunction([col(r).isNotNull() for r in rhs]))  # all-NULL rhs: no pair
+    groups = s.groupBy(*[col(c) for c in lhs], *[col(r).alias(n) for r, n in zip(rhs, rs)]).agg(
+        F.collect_list(col(key)).alias("_dq_ts"))
+    blocks = groups.groupBy(*[col(c) for c in lhs]).agg(
+        F.collect_list(F.struct(*rs, "_dq_ts")).alias("_dq_gs")).where(F.size("_dq_gs") > 1)
+    gs = F.col("_dq_gs")
 
-    def field(n: str) -> Any:
-        return lambda x: x.getField(n)
+    def pairs_of(g: Column, i: Column) -> Column:
+        def differs(h: Column) -> Column:
+            return disjunction([F.coalesce(g.getField(n) != h.getField(n), F.lit(False)) for n in rs])
 
-    dirty = disjunction([F.size(F.array_distinct(F.filter(F.transform(rows, field(n)),
-                                                            lambda v: v.isNotNull()))) > 1 for n in rs])
-
-    def pairs_of(x: Column) -> Column:
-        xt = x.getField("t")
-
-        def keep(y: Column) -> Column:
-            differs = disjunction([F.coalesce(x.getField(n) != y.getField(n), F.lit(False)) for n in rs])
-            return differs & (xt < y.getField("t"))
-        return F.transform(F.filter(rows, keep), lambda y: F.struct(xt.alias("t1"), y.getField("t").alias("t2")))
+        def cross(h: Column) -> Column:
+            return F.flatten(F.transform(g.getField("_dq_ts"), lambda a: F.transform(
+                h.getField("_dq_ts"), lambda b: F.struct(F.least(a, b).alias("t1"), F.greatest(a, b).alias("t2")))))
+        return F.flatten(F.transform(F.filter(F.slice(gs, i + 2, F.size(gs)), differs), cross))
 
     tid_type = df.schema[key].dataType
-    p = blocks.where(dirty).select(F.explode(F.flatten(F.transform(rows, pairs_of))).alias("_dq_p"))
+    p = blocks.select(F.explode(F.flatten(F.transform(gs, pairs_of))).alias("_dq_p"))
     return p.select(F.lit(rule.name).alias("rule"), F.col("_dq_p.t1").cast(tid_type).alias("t1"),
                     F.col("_dq_p.t2").cast(tid_type).alias("t2"))
