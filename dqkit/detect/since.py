@@ -15,12 +15,13 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
 detection at all), else from NEW, listed and counted; the lists stay lazy.
 
-FDs are the exception, by measurement: an FD's full detection is ONE aggregation over its left-hand
-side (``dqkit.detect.fd_pairs``), and restricting it costs that same aggregation (its changed blocks
+FDs are the exception, by measurement: an FD's full detection is grouped over its left-hand side
+(``dqkit.detect.fd_pairs``), and restricting it costs that same grouping (its changed blocks
 are known only by grouping every row) plus the matching of OLD's violations to ``C``. So every FD is
 detected in full on each side's cached rows (OLD's violations read from the saved result) and diffed:
 1.62x / 1.11x / 0.74x of the baseline at 0.1 / 1 / 5 % changed, against 0.81x / 0.78x / 0.54x for the
-changed blocks only, in the same window (docs/performance.md, "detect --since").
+changed blocks only, in the same window, with the row-pairing version of ``fd_pairs``
+(docs/performance.md, "detect --since").
 
 Spark jobs and passes (what dominates on small and medium tables):
 
@@ -28,8 +29,8 @@ Spark jobs and passes (what dominates on small and medium tables):
   and each side's values of the rules' columns; ONE job over it gives the key checks of NEW (and of
   OLD when a table; a refusal reads exactly as ``check_key``'s, via ``refuse_key``) and the change
   kinds. Every later step reads that cache, not the tables (but a UDF or OCJoin rule on the full path).
-* An FD's violations are ONE aggregation over its left-hand side (``dqkit.detect.fd_pairs``): each
-  block's rows collected, only blocks that violate paired. No semi join, no broadcast.
+* An FD's violations are grouped over its left-hand side (``dqkit.detect.fd_pairs``): only blocks that
+  violate are paired, a block's rhs groups crossed. No semi join, no broadcast.
 * DCs: every rule's restricted detection is one lazy frame per side (``lazy_violations`` over the union
   of their restrictions, cached).
 * Both sides' identities are flagged and grouped once (``_tagged``, cached) and ONE aggregation
@@ -94,9 +95,9 @@ def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
     return j.select(F.col("_dq_k").alias(key), change.alias("change")).where(F.col("change").isNotNull())
 
 
-#: Why an FD is always detected in full (one aggregation of each side) and diffed: measured faster than
+#: Why an FD is always detected in full on each side (``fd_pairs``, no join) and diffed: measured faster than
 #: restricting it at every share tried (docs/performance.md, "detect --since").
-FD_FULL = "an FD: one aggregation of each side, diffed, is faster than restricting it"
+FD_FULL = "an FD: full detection of each side, diffed, measured faster than restricting it"
 
 
 def partners_rule(rule: Any) -> str | None:
@@ -171,7 +172,7 @@ def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key:
           name: str) -> DataFrame:
     """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_side``) when
     the rules allow it, else by ``detect`` over the table ``side`` itself (a UDF rule may read any column)."""
-    fds = [r for r in rules if isinstance(r, FunctionalDependency)]  # one aggregation each (``fd_pairs``)
+    fds = [r for r in rules if isinstance(r, FunctionalDependency)]  # grouped, no join (``fd_pairs``)
     lazy = [r for r in rules if lazy_capable(r) and r not in fds]
     other = [r for r in rules if not lazy_capable(r)]
     frames = [_pairs(fd_pairs(rows, r, key)) for r in fds]
