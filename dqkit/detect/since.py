@@ -97,7 +97,7 @@ def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
 
 #: Why an FD is always detected in full on each side (``fd_pairs``, no join) and diffed: measured faster than
 #: restricting it at every share tried (docs/performance.md, "detect --since").
-FD_FULL = "an FD: full detection of each side, diffed, measured faster than restricting it"
+FD_FULL = "an FD: measured faster in full than restricted"
 
 
 def partners_rule(rule: Any) -> str | None:
@@ -188,7 +188,6 @@ def _pairs(violations: DataFrame) -> DataFrame:
     return violations.select("rule", F.col("t1").alias(K1), F.col("t2").alias(K2))
 
 
-_CH = "_dq_ch"  # on a side's rows (``_side``): the row's key changed (inserted/updated on NEW, deleted/updated on OLD)
 _S, _NV, _OV, _NN, _NO = "_dq_s", "_dq_nv", "_dq_ov", "_dq_nn", "_dq_no"
 
 
@@ -220,12 +219,9 @@ def _by_key(new: DataFrame, old: DataFrame, key: str, cols: list[str], *, table:
 
 
 def _side(per: DataFrame, key: str, cols: list[str], *, new: bool) -> DataFrame:
-    """One side's rows from ``_by_key``: the key, the rules' columns and ``_dq_ch`` (the row changed)."""
+    """One side's rows from ``_by_key`` (read from its cache): the key and the rules' columns."""
     v, n = (F.col(_NV), _NN) if new else (F.col(_OV), _NO)
-    mine = ("inserted", "updated") if new else ("deleted", "updated")
-    return per.where(F.col(n) > 0).select(
-        col(key), *[v.getField(c).alias(c) for c in cols if c != key],
-        F.coalesce(F.col("change").isin(*mine), F.lit(False)).alias(_CH))
+    return per.where(F.col(n) > 0).select(col(key), *[v.getField(c).alias(c) for c in cols if c != key])
 
 
 def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None) -> tuple[int, int | None, dict[str, int]]:
