@@ -14,6 +14,7 @@ and t1.rate < t2.rate)``). ``--changes`` lists the change shares; the cost rule 
 (``max_change=1``) so the crossover of the restricted path shows; ``--paths changed,full`` also times
 the cost rule's full path (``max_change=0``: with FDs, one aggregation of NEW diffed against OLD's
 violations) in the same window, so the two ways of computing ``--since`` are compared on one load.
+(Since FDs are always detected in full, both paths are the same for ``--rules fd``; they differ for DCs.)
 Prints one line per measurement with the ratio baseline/dqkit and the load average.
 
     python benchmarks/bench_since.py --rows 200000 --changes 0.001,0.01,0.05,0.2
