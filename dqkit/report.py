@@ -201,10 +201,15 @@ def _collect_declared(system: Any, pairs: Iterable[tuple[str, str]],
 def prepare_report(system: str, params: Mapping[str, Any]) -> tuple[Any, Any]:
     """(the system, its checked ``Params``) for a report notebook's first cell: the same parsing and
     validation as the CLI and the widget."""
+    from dqkit.inputsize import expect_inputs
     from dqkit.systems import get
 
     declared = get(system)
-    return declared, declared.prepare(params)
+    checked = declared.prepare(params)
+    # as the CLI does: a report over tiny local inputs starts its kernel's JVM for a short life (C1 only,
+    # serial GC, no adaptive execution or whole-stage code: dqkit.session.get_spark)
+    expect_inputs(checked.inputs())
+    return declared, checked
 
 
 def report_heading(system: Any, params: Any) -> None:

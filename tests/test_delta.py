@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -197,7 +198,8 @@ def test_stages_run_separately_and_the_column_stage_reuses_the_row_stage(spark):
 ROW = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from(["a", "b", ""])))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Spark-backed: a handful of examples per run (DQKIT_DELTA_EXAMPLES=N runs N of each property)
+@settings(max_examples=int(os.environ.get("DQKIT_DELTA_EXAMPLES", "8")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(ROW, max_size=10), st.lists(ROW, max_size=10), st.integers(1, 5))
 def test_row_statistics_and_patch_property_match_a_brute_force_oracle(spark, old_rows, new_rows, parts):
     schema = "k int, v string"
@@ -220,7 +222,7 @@ def test_row_statistics_and_patch_property_match_a_brute_force_oracle(spark, old
     assert (ddb1 - deletes) | inserts == ddb2 and deletes <= ddb1 and not (inserts & ddb1)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("DQKIT_DELTA_EXAMPLES", "4")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(ROW, min_size=1, max_size=12), st.lists(ROW, min_size=1, max_size=12))
 def test_results_do_not_depend_on_row_order_or_partition_count(spark, old_rows, new_rows):
     schema = "k int, v string"

@@ -2,6 +2,7 @@
 and the column stage's cost rule (broadcast pairing for a small changed set) giving the same answer."""
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
@@ -64,7 +65,7 @@ def test_a_small_changed_set_is_paired_by_broadcast_joins_with_the_same_answer(s
     assert broadcast[2]["paired"] == 1 and broadcast[2]["ambiguous_key_rows"] == 2
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("DQKIT_DELTA_EXAMPLES", "3")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(ROW, max_size=10), st.lists(ROW, max_size=10))
 def test_both_pairing_plans_agree_with_each_other_and_a_brute_force_oracle(spark, old_rows, new_rows):
     schema = "k int, v string"

@@ -230,7 +230,7 @@ def _versions(draw):
 
 # Each example is a few dozen small Spark jobs (about 30 s in the full suite on a 2-core machine), so make
 # test runs 4; DQKIT_SINCE_EXAMPLES=100 for a deeper search.
-@settings(max_examples=int(os.environ.get("DQKIT_SINCE_EXAMPLES", "4")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=int(os.environ.get("DQKIT_SINCE_EXAMPLES", "3")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(case=_versions())
 def test_since_lists_equal_two_full_detections_diffed(spark, case):

@@ -102,3 +102,21 @@ def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_un
     expect_inputs([str(tiny)])
     monkeypatch.setenv("DQKIT_SMALL_INPUT_JVM", "0")
     assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+
+
+def test_a_report_on_a_tiny_bundled_example_starts_its_kernels_jvm_for_a_short_life(monkeypatch):
+    """The report's first cell sizes its inputs as the CLI does, before its kernel starts Spark."""
+    import os
+
+    from dqkit import inputsize
+    from dqkit.report import prepare_report
+    from dqkit.systems import get
+
+    monkeypatch.setattr(inputsize, "_input_bytes", [])
+    monkeypatch.delenv("DQKIT_SMALL_INPUT_JVM", raising=False)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    example = {k: ([os.path.join(root, x) for x in v] if k in ("rules",) else
+                   os.path.join(root, v) if k == "table" else v) for k, v in get("detect").example.items()}
+    assert not inputsize.short_lived_jvm("local[2]")
+    prepare_report("detect", example)
+    assert inputsize.short_lived_jvm("local[2]") and not inputsize.short_lived_jvm("spark://h:7077")
