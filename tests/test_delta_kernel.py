@@ -1,5 +1,5 @@
 """Delta's kernel plans: one fingerprint aggregate per run, exact statistics from the rows it keeps,
-and the column stage's cost rule (broadcast pairing for a small changed set) giving the same answer."""
+and the column stage's cost rule (one aggregation per key for a small changed set) giving the same answer."""
 from __future__ import annotations
 
 import re
@@ -47,7 +47,7 @@ def _answer(res):
             sorted(map(repr, res.col_delta("t").collect())) if t.col_delta is not None else None)
 
 
-def test_a_small_changed_set_is_paired_by_broadcast_joins_with_the_same_answer(spark, monkeypatch):
+def test_a_small_changed_set_is_paired_by_one_aggregation_per_key_with_the_same_answer(spark, monkeypatch):
     old = spark.createDataFrame([(1, "a"), (1, "b"), (2, "c"), (3, "d")], "k int, v string")
     new = spark.createDataFrame([(1, "x"), (2, "cc"), (3, "d"), (4, "e")], "k int, v string")
     plan = dq.plan_tables({"t": old}, {"t": new}, None, [], None, {"t": ("k",)})[0][0]
@@ -55,13 +55,15 @@ def test_a_small_changed_set_is_paired_by_broadcast_joins_with_the_same_answer(s
         new.selectExpr("*", "1L as row_count", "'INSERT' as validation_status"))
     small = executed_plan(dq.pair_by_key(rows, plan, records=8))
     large = executed_plan(dq.pair_by_key(rows, plan, records=10**9))
-    assert "BroadcastHashJoin" in small and "ShuffledHashJoin" not in small
+    assert "Join" not in small and "Aggregate" in small
     assert "ShuffledHashJoin" in large and "BroadcastHashJoin" not in large
-    broadcast = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
-    monkeypatch.setattr(columns, "BROADCAST_PAIRING_RECORDS", -1)
-    shuffled = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
-    assert broadcast == shuffled
-    assert broadcast[2]["paired"] == 1 and broadcast[2]["ambiguous_key_rows"] == 2
+    assert sorted(map(repr, dq.pair_by_key(rows, plan, records=8).collect())) == sorted(
+        map(repr, dq.pair_by_key(rows, plan, records=10**9).collect()))
+    grouped = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
+    monkeypatch.setattr(columns, "GROUPED_PAIRING_RECORDS", -1)
+    joined = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
+    assert grouped == joined
+    assert grouped[2]["paired"] == 1 and grouped[2]["ambiguous_key_rows"] == 2
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -70,12 +72,12 @@ def test_both_pairing_plans_agree_with_each_other_and_a_brute_force_oracle(spark
     schema = "k int, v string"
     old, new = spark.createDataFrame(old_rows, schema), spark.createDataFrame(new_rows, schema)
     answers = []
-    for limit in (columns.BROADCAST_PAIRING_RECORDS, -1):
-        saved, columns.BROADCAST_PAIRING_RECORDS = columns.BROADCAST_PAIRING_RECORDS, limit
+    for limit in (columns.GROUPED_PAIRING_RECORDS, -1):
+        saved, columns.GROUPED_PAIRING_RECORDS = columns.GROUPED_PAIRING_RECORDS, limit
         try:
             answers.append(_answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)))
         finally:
-            columns.BROADCAST_PAIRING_RECORDS = saved
+            columns.GROUPED_PAIRING_RECORDS = saved
     assert answers[0] == answers[1]
     co, cn = Counter(old_rows), Counter(new_rows)
     deletes = [r for r in co if co[r] != cn[r]]

@@ -40,29 +40,60 @@ def _pairing_aggregates() -> list[Column]:
 
 
 #: Cost rule of the column stage: with at most this many DELETE and INSERT records (known from the
-#: row statistics before the stage runs), both sides are broadcast to the pairing joins, so pairing
-#: costs one small shuffle (the key counts) instead of three; above it, shuffled hash joins.
-BROADCAST_PAIRING_RECORDS = 200_000
+#: row statistics before the stage runs), one aggregation per key both counts a key's records and
+#: keeps its one DELETE and one INSERT (``key_groups``), so pairing, the column statistics and the
+#: pairing counts take one shuffle and one query; above it, shuffled hash joins (``pair_by_key``),
+#: which never sort the wide records.
+GROUPED_PAIRING_RECORDS = 200_000
+
+
+def _record_struct(plan: TablePlan) -> Column:
+    values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
+    return F.struct(*[F.col(_q(c)) for c in values])
+
+
+def key_groups(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+    """Per key of the row delta: its number of DELETE and INSERT records (``_dq_deletes``, ``_dq_inserts``)
+    and, where a side has exactly one record, that record (``o`` the DELETE, ``n`` the INSERT).
+
+    One aggregation (grouping treats NULL keys as equal: NULL-safe pairing). ``o`` and ``n`` are read
+    only for a pair (``_is_pair``), where each is the side's one record; a key with more records on a
+    side is ambiguous and never paired, whatever record ``first`` kept for it.
+    """
+    assert plan.key is not None
+    is_delete = F.col(STATUS) == DELETE
+    record = _record_struct(plan)
+    return row_delta.groupBy(*[F.col(_q(k)) for k in plan.key]).agg(
+        F.count_if(is_delete).alias("_dq_deletes"), F.count_if(~is_delete).alias("_dq_inserts"),
+        F.first(F.when(is_delete, record), ignorenulls=True).alias("o"),
+        F.first(F.when(~is_delete, record), ignorenulls=True).alias("n"))
+
+
+def is_pair() -> Column:
+    """Over ``key_groups``: the key is an update that can be paired (one DELETE, one INSERT)."""
+    return _is_pair()
 
 
 def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = None) -> DataFrame:
     """The key-paired updates: one row per key with exactly one DELETE (``o``) and one INSERT (``n``).
 
-    Pairing is two equi-joins on the key (NULL-safe) restricted to the keys counted once on each
-    side, so every aggregate stays fixed-width and a non-unique key can never produce a cross
-    product: a key with more than one record on a side is ambiguous and is left unpaired (counted
-    by ``column_statistics``). ``records`` (DELETE plus INSERT records) picks broadcast joins for a
-    small changed set (``BROADCAST_PAIRING_RECORDS``); the answer is the same either way.
+    A small changed set (``records``, DELETE plus INSERT records, at most ``GROUPED_PAIRING_RECORDS``)
+    is paired by ``key_groups``. A large one by two equi-joins on the key (NULL-safe) restricted to
+    the keys counted once on each side, so every aggregate stays fixed-width and a non-unique key can
+    never produce a cross product: a key with more than one record on a side is ambiguous and is left
+    unpaired (counted by ``column_statistics``). The answer is the same either way.
     """
     assert plan.key is not None
-    values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
+    key_cols = [F.col(_q(k)) for k in plan.key]
+    if records is not None and records <= GROUPED_PAIRING_RECORDS:
+        return key_groups(row_delta, plan).filter(_is_pair()).select(*key_cols, "o", "n")
     counts = key_counts(row_delta, plan)
-    keys = counts.filter(_is_pair()).select(*[F.col(_q(k)) for k in plan.key])
+    keys = counts.filter(_is_pair()).select(*key_cols)
 
     def side(status: str, alias: str) -> DataFrame:
         return row_delta.filter(F.col(STATUS) == status).select(
             *[F.col(_q(k)).alias(f"_dq_{alias}{n}") for n, k in enumerate(plan.key)],
-            F.struct(*[F.col(_q(c)) for c in values]).alias(alias))
+            _record_struct(plan).alias(alias))
 
     def on(frame: DataFrame, alias: str) -> Column:
         conds = [F.col(_q(k)).eqNullSafe(frame[f"_dq_{alias}{n}"]) for n, k in enumerate(plan.key)]
@@ -72,18 +103,18 @@ def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = Non
         return out
 
     # hash joins: the sides are about as large as the key list, and sorting wide records costs more
-    o, n = side(DELETE, "o"), side(INSERT, "n")
-    if records is not None and records <= BROADCAST_PAIRING_RECORDS:
-        o, n = F.broadcast(o), F.broadcast(n)
-    else:
-        o, n = o.hint("shuffle_hash"), n.hint("shuffle_hash")
+    o, n = side(DELETE, "o").hint("shuffle_hash"), side(INSERT, "n").hint("shuffle_hash")
     joined = keys.join(o, on(o, "o")).join(n, on(n, "n"))
-    return joined.select(*[F.col(_q(k)) for k in plan.key], "o", "n")
+    return joined.select(*key_cols, "o", "n")
 
 
-def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
-                       ) -> tuple[DataFrame, DataFrame, list[Column]]:
-    """(col_delta, updates, the aggregate expressions of statistics (9)-(14)) over the key pairs."""
+def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float,
+                       where: Column | None = None) -> tuple[DataFrame, DataFrame, list[Column]]:
+    """(col_delta, updates, the aggregate expressions of statistics (9)-(14)) over the key pairs.
+
+    With ``where`` (``is_pair()``), ``pairs`` is ``key_groups``: the deltas are over its rows that hold
+    a pair, and the aggregates count only those, so they can share one query with the pairing counts.
+    """
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
     types = dict(plan.types)
     types[ROW_COUNT] = T.LongType()
@@ -98,12 +129,16 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
         deltas.append(diff.alias(c))
         null_flags.append(F.when(null_change, F.lit(c)))
         changed_flags.append(F.when(is_change, F.lit(c)))
+        if where is not None:
+            diff, null_change = F.when(where, diff), where & null_change
         aggs.append(F.struct(
             (F.count(diff) + F.count_if(null_change)).alias("count"),
             F.max(diff).alias("max"), F.min(diff).alias("min"),
             F.percentile(diff.cast("double"), [0.25, 0.5, 0.75]).alias("q"),
             F.count_if(null_change).alias(NULL_CHANGES)).alias(c))
     key_cols = [F.col(_q(k)) for k in (plan.key or ())]
+    if where is not None:
+        pairs = pairs.filter(where)
     col_delta = pairs.select(*key_cols, *deltas,
                              F.filter(F.array(*null_flags), lambda x: x.isNotNull()).alias(NULL_CHANGES))
     updates = pairs.select(*key_cols,
@@ -113,16 +148,20 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
 
 
 def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataFrame, plan: TablePlan,
-                      row_stats: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+                      row_stats: Mapping[str, Any], grouped: bool = False
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Statistics (9)-(14) for every column and the pairing counts.
 
     One aggregation over the pairs gives every column's statistics and the number of pairs. The
-    DELETE and INSERT record counts are the row statistics. Only when some records stayed unpaired
-    does a second fixed-width aggregation over the keys tell the ambiguous ones apart (a key with
-    more than one record on a side). Both are ordinary query results, never observed metrics,
-    which a recomputed task can leave partial (see ``changed_fingerprints``).
+    DELETE and INSERT record counts are the row statistics. With ``grouped`` (``pairs`` is
+    ``key_groups`` and ``aggs`` were built with ``where=is_pair()``), the same aggregation also counts
+    the ambiguous keys; otherwise, only when some records stayed unpaired does a second fixed-width
+    aggregation over the keys tell the ambiguous ones apart (a key with more than one record on a
+    side). Both are ordinary query results, never observed metrics, which a recomputed task can
+    leave partial (see ``changed_fingerprints``).
     """
-    row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
+    counts = _pairing_aggregates() if grouped else [F.count(F.lit(1)).alias("_dq_pairs")]
+    row = pairs.agg(*counts, *aggs).first()
     stats: dict[str, dict[str, Any]] = {}
     for name in row.asDict():
         if name.startswith("_dq_"):
@@ -133,8 +172,8 @@ def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataF
             "count": int(s["count"]), "max": s["max"], "min": s["min"],
             "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES])})
     paired, deletes, inserts = int(row["_dq_pairs"]), int(row_stats["deletes"]), int(row_stats["inserts"])
-    ambiguous = 0
-    if paired < max(deletes, inserts):
+    ambiguous = int(row["_dq_ambiguous"]) if grouped else 0
+    if not grouped and paired < max(deletes, inserts):
         seen = key_counts(row_delta, plan).agg(*_pairing_aggregates()).first().asDict()
         ambiguous = int(seen["_dq_ambiguous"])
     pairing = {"paired": paired, "deletes": deletes, "inserts": inserts, "ambiguous_key_rows": ambiguous,
