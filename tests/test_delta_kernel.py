@@ -89,3 +89,42 @@ def test_both_pairing_plans_agree_with_each_other_and_a_brute_force_oracle(spark
     assert (stats["deletes"], stats["inserts"]) == (len(deletes), len(inserts))
     if stats["differences"]:
         assert answers[0][2]["paired"] == paired
+
+
+#: Spark jobs of a tiny delta with adaptive execution off (the test session), measured: the dedup stage 1
+#: (the fingerprint statistics, which fill their cache as they read it; it was 2 with a count() first), the
+#: row stage 2 (one broadcast of the changed fingerprints reused by both sides, one no-op write filling the
+#: fetched rows' cache; it was 4: a broadcast per side and a count), the column stage 1 (pairing, column
+#: statistics and pairing counts in one query; it was 3, and 4 with unpaired records). Upper bounds.
+JOB_BUDGET = {"dedup,row": 3, "dedup,row,column": 4}
+
+
+def _jobs(spark, run) -> tuple[object, int]:
+    """The Spark jobs ``run`` started, counted in this thread's own job group."""
+    import uuid
+
+    sc = spark.sparkContext
+    group = f"dqkit-delta-jobs-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "delta job budget")
+    try:
+        result = run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    return result, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_tiny_delta_stays_within_its_spark_job_budget(spark):
+    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0), (3, "c", 3.0), (4, "d", 4.0)], "k int, v string, x double")
+    new = spark.createDataFrame([(1, "a", 1.0), (2, "bb", 2.0), (3, "c", 3.5), (5, "e", 5.0)], "k int, v string, x double")
+    for stages, budget in JOB_BUDGET.items():
+        res, jobs = _jobs(spark, lambda: delta({"t": old}, {"t": new}, keys={"t": "k"}, stages=stages, spark=spark))
+        try:
+            t = res.tables["t"]
+            assert t.row_stats["differences"] == 6  # two updates, one deleted and one inserted key
+            if "column" in stages:
+                assert t.pairing["paired"] == 2 and t.pairing["unpaired_deletes"] == 1
+                assert t.column_stats["x"]["max"] == 0.5 and t.column_stats["v"]["max"] == 1
+        finally:
+            res.unpersist()
+        assert jobs <= budget, f"stages {stages}: {jobs} Spark jobs, over the budget of {budget}"
