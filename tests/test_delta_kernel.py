@@ -128,3 +128,43 @@ def test_a_tiny_delta_stays_within_its_spark_job_budget(spark):
         finally:
             res.unpersist()
         assert jobs <= budget, f"stages {stages}: {jobs} Spark jobs, over the budget of {budget}"
+
+
+def test_the_sql_text_calc_diff_equals_the_column_calc_diff_for_every_type(spark):
+    """The column stage builds calc_diff as SQL text (one JVM call per expression); it must give exactly
+    what the Column form gives, type by type, for equal, changed, NULL and NaN values and a tolerance."""
+    import datetime as dt
+    import decimal
+
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from dqkit.delta.calc import calc_diff, calc_diff_sql, changed, changed_sql
+
+    types = {"i": T.IntegerType(), "l": T.LongType(), "m": T.DecimalType(10, 2), "f": T.FloatType(),
+             "d": T.DoubleType(), "s": T.StringType(), "t": T.DateType(), "ts": T.TimestampType(), "b": T.BooleanType()}
+    schema = T.StructType([T.StructField(f"{c}{side}", t) for c, t in types.items() for side in ("o", "n")])
+    day, moment = dt.date(2020, 1, 1), dt.datetime(2020, 1, 1, 12, 0, 0)
+    rows = [
+        (1, 1, 5, -(2**63), decimal.Decimal("1.50"), decimal.Decimal("2.25"), 1.0, 1.0, float("nan"), float("nan"),
+         "kitten", "sitting", day, dt.date(2020, 3, 1), moment, moment, True, False),
+        (None, 2, 7, 7, None, None, 1.0, 1.05, 2.0, 2.0000001, "", None, None, None, moment,
+         dt.datetime(2020, 1, 1, 12, 0, 1, 500000), None, None),
+        (3, None, None, 1, decimal.Decimal("0.00"), decimal.Decimal("0.00"), None, 2.0, 1.0, float("nan"), "a", "a",
+         day, day, None, moment, True, True),
+    ]
+    df = spark.createDataFrame(rows, schema)
+    for tol in ((0.0, 0.0), (0.01, 1e-06)):
+        cols = []
+        for c, t in types.items():
+            o, n = f"`{c}o`", f"`{c}n`"
+            cols += [calc_diff(F.col(o), F.col(n), t, *tol).alias(f"{c}_col"),
+                     F.expr(calc_diff_sql(o, n, t, *tol)).alias(f"{c}_sql"),
+                     changed(F.col(o), F.col(n), t, *tol).alias(f"{c}_chcol"),
+                     F.expr(changed_sql(o, n, t, *tol)).alias(f"{c}_chsql")]
+        out = df.select(*cols)
+        assert [f.dataType for f in out.schema.fields[0::2]] == [f.dataType for f in out.schema.fields[1::2]]
+        for row in out.collect():
+            values = list(row)
+            for c, a, b in zip([f.name for f in out.schema.fields[0::2]], values[0::2], values[1::2]):
+                assert repr(a) == repr(b), f"{c} with tolerance {tol}: Column form {a!r}, SQL form {b!r}"

@@ -10,7 +10,7 @@ from pyspark.sql import types as T
 
 from dqkit import render
 from dqkit.delta._names import DELETE, INSERT, NULL_CHANGES, ROW_COUNT, STATUS
-from dqkit.delta.calc import calc_diff, changed
+from dqkit.delta.calc import calc_diff_sql, changed_sql
 from dqkit.delta.plan import TablePlan
 from dqkit.sparkutil import quote_ident as _q
 
@@ -25,18 +25,20 @@ def key_counts(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
         F.count_if(is_delete).alias("_dq_deletes"), F.count_if(~is_delete).alias("_dq_inserts"))
 
 
+#: A key with exactly one DELETE and one INSERT record: an update that can be paired (over key counts).
+_PAIR_SQL = "(_dq_deletes = 1 AND _dq_inserts = 1)"
+
+
 def _is_pair() -> Column:
-    """A key with exactly one DELETE and one INSERT record: an update that can be paired."""
-    return (F.col("_dq_deletes") == 1) & (F.col("_dq_inserts") == 1)
+    return F.expr(_PAIR_SQL)
 
 
 def _pairing_aggregates() -> list[Column]:
-    d, i = F.col("_dq_deletes"), F.col("_dq_inserts")
-    return [F.count_if(_is_pair()).alias("_dq_pairs"),
-            F.coalesce(F.sum(d), F.lit(0)).alias("_dq_deletes"),
-            F.coalesce(F.sum(i), F.lit(0)).alias("_dq_inserts"),
-            F.coalesce(F.sum(F.when(d > 1, d).otherwise(0) + F.when(i > 1, i).otherwise(0)),
-                       F.lit(0)).alias("_dq_ambiguous")]
+    return [F.expr(f"count_if({_PAIR_SQL})").alias("_dq_pairs"),
+            F.expr("coalesce(sum(_dq_deletes), 0)").alias("_dq_deletes"),
+            F.expr("coalesce(sum(_dq_inserts), 0)").alias("_dq_inserts"),
+            F.expr("coalesce(sum(CASE WHEN _dq_deletes > 1 THEN _dq_deletes ELSE 0 END"
+                   " + CASE WHEN _dq_inserts > 1 THEN _dq_inserts ELSE 0 END), 0)").alias("_dq_ambiguous")]
 
 
 #: Cost rule of the column stage: with at most this many DELETE and INSERT records (known from the
@@ -47,9 +49,9 @@ def _pairing_aggregates() -> list[Column]:
 GROUPED_PAIRING_RECORDS = 200_000
 
 
-def _record_struct(plan: TablePlan) -> Column:
+def _record_sql(plan: TablePlan) -> str:
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
-    return F.struct(*[F.col(_q(c)) for c in values])
+    return f"struct({', '.join(_q(c) for c in values)})"
 
 
 def key_groups(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
@@ -61,17 +63,11 @@ def key_groups(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
     side is ambiguous and never paired, whatever record ``first`` kept for it.
     """
     assert plan.key is not None
-    is_delete = F.col(STATUS) == DELETE
-    record = _record_struct(plan)
+    is_delete, record = f"({STATUS} = '{DELETE}')", _record_sql(plan)
     return row_delta.groupBy(*[F.col(_q(k)) for k in plan.key]).agg(
-        F.count_if(is_delete).alias("_dq_deletes"), F.count_if(~is_delete).alias("_dq_inserts"),
-        F.first(F.when(is_delete, record), ignorenulls=True).alias("o"),
-        F.first(F.when(~is_delete, record), ignorenulls=True).alias("n"))
-
-
-def is_pair() -> Column:
-    """Over ``key_groups``: the key is an update that can be paired (one DELETE, one INSERT)."""
-    return _is_pair()
+        F.expr(f"count_if({is_delete})").alias("_dq_deletes"), F.expr(f"count_if(NOT {is_delete})").alias("_dq_inserts"),
+        F.expr(f"first(CASE WHEN {is_delete} THEN {record} END, true)").alias("o"),
+        F.expr(f"first(CASE WHEN NOT {is_delete} THEN {record} END, true)").alias("n"))
 
 
 def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = None) -> DataFrame:
@@ -93,7 +89,7 @@ def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = Non
     def side(status: str, alias: str) -> DataFrame:
         return row_delta.filter(F.col(STATUS) == status).select(
             *[F.col(_q(k)).alias(f"_dq_{alias}{n}") for n, k in enumerate(plan.key)],
-            _record_struct(plan).alias(alias))
+            F.expr(_record_sql(plan)).alias(alias))
 
     def on(frame: DataFrame, alias: str) -> Column:
         conds = [F.col(_q(k)).eqNullSafe(frame[f"_dq_{alias}{n}"]) for n, k in enumerate(plan.key)]
@@ -109,11 +105,12 @@ def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = Non
 
 
 def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float,
-                       where: Column | None = None) -> tuple[DataFrame, DataFrame, list[Column]]:
+                       grouped: bool = False) -> tuple[DataFrame, DataFrame, list[Column]]:
     """(col_delta, updates, the aggregate expressions of statistics (9)-(14)) over the key pairs.
 
-    With ``where`` (``is_pair()``), ``pairs`` is ``key_groups``: the deltas are over its rows that hold
-    a pair, and the aggregates count only those, so they can share one query with the pairing counts.
+    With ``grouped``, ``pairs`` is ``key_groups``: the deltas are over its rows that hold a pair, and
+    the aggregates count only those, so they can share one query with the pairing counts. Every
+    expression is SQL text (``calc_diff_sql``): one driver-to-JVM call each.
     """
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
     types = dict(plan.types)
@@ -121,24 +118,23 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
     deltas, null_flags, changed_flags = [], [], []
     aggs: list[Column] = []
     for c in values:
-        o, n = F.col("o." + _q(c)), F.col("n." + _q(c))
+        o, n = "o." + _q(c), "n." + _q(c)
         dt = types[c]
-        diff = calc_diff(o, n, dt, abs_tol, rel_tol)
-        is_change = changed(o, n, dt, abs_tol, rel_tol)
-        null_change = is_change & (o.isNull() | n.isNull())
-        deltas.append(diff.alias(c))
-        null_flags.append(F.when(null_change, F.lit(c)))
-        changed_flags.append(F.when(is_change, F.lit(c)))
-        if where is not None:
-            diff, null_change = F.when(where, diff), where & null_change
-        aggs.append(F.struct(
-            (F.count(diff) + F.count_if(null_change)).alias("count"),
-            F.max(diff).alias("max"), F.min(diff).alias("min"),
-            F.percentile(diff.cast("double"), [0.25, 0.5, 0.75]).alias("q"),
-            F.count_if(null_change).alias(NULL_CHANGES)).alias(c))
+        diff = calc_diff_sql(o, n, dt, abs_tol, rel_tol)
+        is_change = changed_sql(o, n, dt, abs_tol, rel_tol)
+        null_change = f"({is_change} AND ({o} IS NULL OR {n} IS NULL))"
+        deltas.append(F.expr(diff).alias(c))
+        null_flags.append(F.when(F.expr(null_change), F.lit(c)))
+        changed_flags.append(F.when(F.expr(is_change), F.lit(c)))
+        if grouped:
+            diff, null_change = f"(CASE WHEN {_PAIR_SQL} THEN {diff} END)", f"({_PAIR_SQL} AND {null_change})"
+        aggs.append(F.expr(
+            f"named_struct('count', count({diff}) + count_if({null_change}), 'max', max({diff}), "
+            f"'min', min({diff}), 'q', percentile(CAST({diff} AS DOUBLE), array(0.25D, 0.5D, 0.75D)), "
+            f"'{NULL_CHANGES}', count_if({null_change}))").alias(c))
     key_cols = [F.col(_q(k)) for k in (plan.key or ())]
-    if where is not None:
-        pairs = pairs.filter(where)
+    if grouped:
+        pairs = pairs.filter(F.expr(_PAIR_SQL))
     col_delta = pairs.select(*key_cols, *deltas,
                              F.filter(F.array(*null_flags), lambda x: x.isNotNull()).alias(NULL_CHANGES))
     updates = pairs.select(*key_cols,
@@ -154,7 +150,7 @@ def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataF
 
     One aggregation over the pairs gives every column's statistics and the number of pairs. The
     DELETE and INSERT record counts are the row statistics. With ``grouped`` (``pairs`` is
-    ``key_groups`` and ``aggs`` were built with ``where=is_pair()``), the same aggregation also counts
+    ``key_groups`` and ``aggs`` were built with ``grouped=True``), the same aggregation also counts
     the ambiguous keys; otherwise, only when some records stayed unpaired does a second fixed-width
     aggregation over the keys tell the ambiguous ones apart (a key with more than one record on a
     side). Both are ordinary query results, never observed metrics, which a recomputed task can
