@@ -115,8 +115,9 @@ def _jobs(spark, run) -> tuple[object, int]:
 
 
 def test_a_tiny_delta_stays_within_its_spark_job_budget(spark):
-    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0), (3, "c", 3.0), (4, "d", 4.0)], "k int, v string, x double")
-    new = spark.createDataFrame([(1, "a", 1.0), (2, "bb", 2.0), (3, "c", 3.5), (5, "e", 5.0)], "k int, v string, x double")
+    schema = "k int, v string, x double"
+    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0), (3, "c", 3.0), (4, "d", 4.0)], schema)
+    new = spark.createDataFrame([(1, "a", 1.0), (2, "bb", 2.0), (3, "c", 3.5), (5, "e", 5.0)], schema)
     for stages, budget in JOB_BUDGET.items():
         res, jobs = _jobs(spark, lambda: delta({"t": old}, {"t": new}, keys={"t": "k"}, stages=stages, spark=spark))
         try:

@@ -65,7 +65,8 @@ def key_groups(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
     assert plan.key is not None
     is_delete, record = f"({STATUS} = '{DELETE}')", _record_sql(plan)
     return row_delta.groupBy(*[F.col(_q(k)) for k in plan.key]).agg(
-        F.expr(f"count_if({is_delete})").alias("_dq_deletes"), F.expr(f"count_if(NOT {is_delete})").alias("_dq_inserts"),
+        F.expr(f"count_if({is_delete})").alias("_dq_deletes"),
+        F.expr(f"count_if(NOT {is_delete})").alias("_dq_inserts"),
         F.expr(f"first(CASE WHEN {is_delete} THEN {record} END, true)").alias("o"),
         F.expr(f"first(CASE WHEN NOT {is_delete} THEN {record} END, true)").alias("n"))
 
