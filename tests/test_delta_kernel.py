@@ -1,5 +1,5 @@
 """Delta's kernel plans: one fingerprint aggregate per run, exact statistics from the rows it keeps,
-and the column stage's cost rule (broadcast pairing for a small changed set) giving the same answer."""
+and the column stage's cost rule (one aggregation per key for a small changed set) giving the same answer."""
 from __future__ import annotations
 
 import os
@@ -48,7 +48,7 @@ def _answer(res):
             sorted(map(repr, res.col_delta("t").collect())) if t.col_delta is not None else None)
 
 
-def test_a_small_changed_set_is_paired_by_broadcast_joins_with_the_same_answer(spark, monkeypatch):
+def test_a_small_changed_set_is_paired_by_one_aggregation_per_key_with_the_same_answer(spark, monkeypatch):
     old = spark.createDataFrame([(1, "a"), (1, "b"), (2, "c"), (3, "d")], "k int, v string")
     new = spark.createDataFrame([(1, "x"), (2, "cc"), (3, "d"), (4, "e")], "k int, v string")
     plan = dq.plan_tables({"t": old}, {"t": new}, None, [], None, {"t": ("k",)})[0][0]
@@ -56,13 +56,15 @@ def test_a_small_changed_set_is_paired_by_broadcast_joins_with_the_same_answer(s
         new.selectExpr("*", "1L as row_count", "'INSERT' as validation_status"))
     small = executed_plan(dq.pair_by_key(rows, plan, records=8))
     large = executed_plan(dq.pair_by_key(rows, plan, records=10**9))
-    assert "BroadcastHashJoin" in small and "ShuffledHashJoin" not in small
+    assert "Join" not in small and "Aggregate" in small
     assert "ShuffledHashJoin" in large and "BroadcastHashJoin" not in large
-    broadcast = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
-    monkeypatch.setattr(columns, "BROADCAST_PAIRING_RECORDS", -1)
-    shuffled = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
-    assert broadcast == shuffled
-    assert broadcast[2]["paired"] == 1 and broadcast[2]["ambiguous_key_rows"] == 2
+    assert sorted(map(repr, dq.pair_by_key(rows, plan, records=8).collect())) == sorted(
+        map(repr, dq.pair_by_key(rows, plan, records=10**9).collect()))
+    grouped = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
+    monkeypatch.setattr(columns, "GROUPED_PAIRING_RECORDS", -1)
+    joined = _answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark))
+    assert grouped == joined
+    assert grouped[2]["paired"] == 1 and grouped[2]["ambiguous_key_rows"] == 2
 
 
 @settings(max_examples=int(os.environ.get("DQKIT_DELTA_EXAMPLES", "3")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -71,12 +73,12 @@ def test_both_pairing_plans_agree_with_each_other_and_a_brute_force_oracle(spark
     schema = "k int, v string"
     old, new = spark.createDataFrame(old_rows, schema), spark.createDataFrame(new_rows, schema)
     answers = []
-    for limit in (columns.BROADCAST_PAIRING_RECORDS, -1):
-        saved, columns.BROADCAST_PAIRING_RECORDS = columns.BROADCAST_PAIRING_RECORDS, limit
+    for limit in (columns.GROUPED_PAIRING_RECORDS, -1):
+        saved, columns.GROUPED_PAIRING_RECORDS = columns.GROUPED_PAIRING_RECORDS, limit
         try:
             answers.append(_answer(delta({"t": old}, {"t": new}, keys={"t": "k"}, spark=spark)))
         finally:
-            columns.BROADCAST_PAIRING_RECORDS = saved
+            columns.GROUPED_PAIRING_RECORDS = saved
     assert answers[0] == answers[1]
     co, cn = Counter(old_rows), Counter(new_rows)
     deletes = [r for r in co if co[r] != cn[r]]
@@ -88,3 +90,83 @@ def test_both_pairing_plans_agree_with_each_other_and_a_brute_force_oracle(spark
     assert (stats["deletes"], stats["inserts"]) == (len(deletes), len(inserts))
     if stats["differences"]:
         assert answers[0][2]["paired"] == paired
+
+
+#: Spark jobs of a tiny delta with adaptive execution off (the test session), measured: the dedup stage 1
+#: (the fingerprint statistics, which fill their cache as they read it; it was 2 with a count() first), the
+#: row stage 2 (one broadcast of the changed fingerprints reused by both sides, one no-op write filling the
+#: fetched rows' cache; it was 4: a broadcast per side and a count), the column stage 1 (pairing, column
+#: statistics and pairing counts in one query; it was 3, and 4 with unpaired records). Upper bounds.
+JOB_BUDGET = {"dedup,row": 3, "dedup,row,column": 4}
+
+
+def _jobs(spark, run) -> tuple[object, int]:
+    """The Spark jobs ``run`` started, counted in this thread's own job group."""
+    import uuid
+
+    sc = spark.sparkContext
+    group = f"dqkit-delta-jobs-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "delta job budget")
+    try:
+        result = run()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    return result, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_tiny_delta_stays_within_its_spark_job_budget(spark):
+    schema = "k int, v string, x double"
+    old = spark.createDataFrame([(1, "a", 1.0), (2, "b", 2.0), (3, "c", 3.0), (4, "d", 4.0)], schema)
+    new = spark.createDataFrame([(1, "a", 1.0), (2, "bb", 2.0), (3, "c", 3.5), (5, "e", 5.0)], schema)
+    for stages, budget in JOB_BUDGET.items():
+        res, jobs = _jobs(spark, lambda: delta({"t": old}, {"t": new}, keys={"t": "k"}, stages=stages, spark=spark))
+        try:
+            t = res.tables["t"]
+            assert t.row_stats["differences"] == 6  # two updates, one deleted and one inserted key
+            if "column" in stages:
+                assert t.pairing["paired"] == 2 and t.pairing["unpaired_deletes"] == 1
+                assert t.column_stats["x"]["max"] == 0.5 and t.column_stats["v"]["max"] == 1
+        finally:
+            res.unpersist()
+        assert jobs <= budget, f"stages {stages}: {jobs} Spark jobs, over the budget of {budget}"
+
+
+def test_the_sql_text_calc_diff_equals_the_column_calc_diff_for_every_type(spark):
+    """The column stage builds calc_diff as SQL text (one JVM call per expression); it must give exactly
+    what the Column form gives, type by type, for equal, changed, NULL and NaN values and a tolerance."""
+    import datetime as dt
+    import decimal
+
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from dqkit.delta.calc import calc_diff, calc_diff_sql, changed, changed_sql
+
+    types = {"i": T.IntegerType(), "l": T.LongType(), "m": T.DecimalType(10, 2), "f": T.FloatType(),
+             "d": T.DoubleType(), "s": T.StringType(), "t": T.DateType(), "ts": T.TimestampType(), "b": T.BooleanType()}
+    schema = T.StructType([T.StructField(f"{c}{side}", t) for c, t in types.items() for side in ("o", "n")])
+    day, moment = dt.date(2020, 1, 1), dt.datetime(2020, 1, 1, 12, 0, 0)
+    rows = [
+        (1, 1, 5, -(2**63), decimal.Decimal("1.50"), decimal.Decimal("2.25"), 1.0, 1.0, float("nan"), float("nan"),
+         "kitten", "sitting", day, dt.date(2020, 3, 1), moment, moment, True, False),
+        (None, 2, 7, 7, None, None, 1.0, 1.05, 2.0, 2.0000001, "", None, None, None, moment,
+         dt.datetime(2020, 1, 1, 12, 0, 1, 500000), None, None),
+        (3, None, None, 1, decimal.Decimal("0.00"), decimal.Decimal("0.00"), None, 2.0, 1.0, float("nan"), "a", "a",
+         day, day, None, moment, True, True),
+    ]
+    df = spark.createDataFrame(rows, schema)
+    for tol in ((0.0, 0.0), (0.01, 1e-06)):
+        cols = []
+        for c, t in types.items():
+            o, n = f"`{c}o`", f"`{c}n`"
+            cols += [calc_diff(F.col(o), F.col(n), t, *tol).alias(f"{c}_col"),
+                     F.expr(calc_diff_sql(o, n, t, *tol)).alias(f"{c}_sql"),
+                     changed(F.col(o), F.col(n), t, *tol).alias(f"{c}_chcol"),
+                     F.expr(changed_sql(o, n, t, *tol)).alias(f"{c}_chsql")]
+        out = df.select(*cols)
+        assert [f.dataType for f in out.schema.fields[0::2]] == [f.dataType for f in out.schema.fields[1::2]]
+        for row in out.collect():
+            values = list(row)
+            for c, a, b in zip([f.name for f in out.schema.fields[0::2]], values[0::2], values[1::2]):
+                assert repr(a) == repr(b), f"{c} with tolerance {tol}: Column form {a!r}, SQL form {b!r}"

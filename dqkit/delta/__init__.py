@@ -52,8 +52,11 @@ from dqkit.delta._names import (
     COLUMN_STAT_NAMES, DELETE, INSERT, NULL_CHANGES, RESERVED, ROW_COUNT, ROW_STAT_NAMES,
     STAGES, STATUS,
 )
-from dqkit.delta.calc import calc_diff, changed, check_calc_diff_type, diff_unit
-from dqkit.delta.columns import BROADCAST_PAIRING_RECORDS, build_column_delta, column_statistics, key_counts, pair_by_key
+from dqkit.delta.calc import calc_diff, calc_diff_sql, changed, changed_sql, check_calc_diff_type, diff_unit
+from dqkit.delta import columns as columns_module
+from dqkit.delta.columns import (
+    GROUPED_PAIRING_RECORDS, build_column_delta, column_statistics, key_counts, key_groups, pair_by_key,
+)
 from dqkit.delta.kernel import (
     BROADCAST_CHANGED_ROWS, DISTINCT_GROUPS_CONF, UNCOMPRESSED_CACHE_CONF, build_row_delta, changed_fingerprints,
     dedup_frame, fetch_changed_rows, finish_row_statistics, fingerprint_counts,
@@ -72,7 +75,8 @@ __all__ = [
     "COLUMN_STAT_NAMES", "FP_HI", "FP_LO", "TablePlan", "plan_tables", "retyped", "check_calc_diff_type",
     "changed", "calc_diff", "diff_unit", "TableDelta", "DeltaResult", "fingerprint_counts", "changed_fingerprints",
     "finish_row_statistics", "dedup_frame", "build_row_delta", "fetch_changed_rows", "key_counts", "pair_by_key",
-    "build_column_delta", "column_statistics", "delta", "BROADCAST_CHANGED_ROWS", "BROADCAST_PAIRING_RECORDS", "DISTINCT_GROUPS_CONF",
+    "build_column_delta", "column_statistics", "delta", "BROADCAST_CHANGED_ROWS", "GROUPED_PAIRING_RECORDS",
+    "key_groups", "calc_diff_sql", "changed_sql", "DISTINCT_GROUPS_CONF",
     "UNCOMPRESSED_CACHE_CONF",
 ]
 
@@ -229,11 +233,15 @@ def _run_table(plan: TablePlan, old: DataFrame, new: DataFrame, stages: tuple[st
         return dataclasses.replace(table, seconds={k: round(v, 3) for k, v in timings.items()})
     start = time.perf_counter()
     assert row_delta is not None
-    pairs = pair_by_key(row_delta, plan, records=int(table.row_stats.get("differences", 0)))
-    col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol)
+    records = int(table.row_stats.get("differences", 0))
+    grouped = records <= columns_module.GROUPED_PAIRING_RECORDS
+    # a small changed set: one aggregation per key pairs the records and, in the same query, the
+    # statistics and pairing counts are computed (see GROUPED_PAIRING_RECORDS)
+    pairs = key_groups(row_delta, plan) if grouped else pair_by_key(row_delta, plan, records=records)
+    col_delta, updates, aggs = build_column_delta(pairs, plan, abs_tol, rel_tol, grouped=grouped)
     try:
         with scoped_conf(pairs.sparkSession, DISTINCT_GROUPS_CONF):
-            stats, pairing = column_statistics(pairs, aggs, row_delta, plan, table.row_stats)
+            stats, pairing = column_statistics(pairs, aggs, row_delta, plan, table.row_stats, grouped=grouped)
     except BaseException:
         for frame in cached:
             frame.unpersist()

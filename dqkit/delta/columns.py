@@ -10,7 +10,7 @@ from pyspark.sql import types as T
 
 from dqkit import render
 from dqkit.delta._names import DELETE, INSERT, NULL_CHANGES, ROW_COUNT, STATUS
-from dqkit.delta.calc import calc_diff, changed
+from dqkit.delta.calc import calc_diff_sql, changed_sql
 from dqkit.delta.plan import TablePlan
 from dqkit.sparkutil import quote_ident as _q
 
@@ -25,44 +25,72 @@ def key_counts(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
         F.count_if(is_delete).alias("_dq_deletes"), F.count_if(~is_delete).alias("_dq_inserts"))
 
 
+#: A key with exactly one DELETE and one INSERT record: an update that can be paired (over key counts).
+_PAIR_SQL = "(_dq_deletes = 1 AND _dq_inserts = 1)"
+
+
 def _is_pair() -> Column:
-    """A key with exactly one DELETE and one INSERT record: an update that can be paired."""
-    return (F.col("_dq_deletes") == 1) & (F.col("_dq_inserts") == 1)
+    return F.expr(_PAIR_SQL)
 
 
 def _pairing_aggregates() -> list[Column]:
-    d, i = F.col("_dq_deletes"), F.col("_dq_inserts")
-    return [F.count_if(_is_pair()).alias("_dq_pairs"),
-            F.coalesce(F.sum(d), F.lit(0)).alias("_dq_deletes"),
-            F.coalesce(F.sum(i), F.lit(0)).alias("_dq_inserts"),
-            F.coalesce(F.sum(F.when(d > 1, d).otherwise(0) + F.when(i > 1, i).otherwise(0)),
-                       F.lit(0)).alias("_dq_ambiguous")]
+    return [F.expr(f"count_if({_PAIR_SQL})").alias("_dq_pairs"),
+            F.expr("coalesce(sum(_dq_deletes), 0)").alias("_dq_deletes"),
+            F.expr("coalesce(sum(_dq_inserts), 0)").alias("_dq_inserts"),
+            F.expr("coalesce(sum(CASE WHEN _dq_deletes > 1 THEN _dq_deletes ELSE 0 END"
+                   " + CASE WHEN _dq_inserts > 1 THEN _dq_inserts ELSE 0 END), 0)").alias("_dq_ambiguous")]
 
 
 #: Cost rule of the column stage: with at most this many DELETE and INSERT records (known from the
-#: row statistics before the stage runs), both sides are broadcast to the pairing joins, so pairing
-#: costs one small shuffle (the key counts) instead of three; above it, shuffled hash joins.
-BROADCAST_PAIRING_RECORDS = 200_000
+#: row statistics before the stage runs), one aggregation per key both counts a key's records and
+#: keeps its one DELETE and one INSERT (``key_groups``), so pairing, the column statistics and the
+#: pairing counts take one shuffle and one query; above it, shuffled hash joins (``pair_by_key``),
+#: which never sort the wide records.
+GROUPED_PAIRING_RECORDS = 200_000
+
+
+def _record_sql(plan: TablePlan) -> str:
+    values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
+    return f"struct({', '.join(_q(c) for c in values)})"
+
+
+def key_groups(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
+    """Per key of the row delta: its number of DELETE and INSERT records (``_dq_deletes``, ``_dq_inserts``)
+    and, where a side has exactly one record, that record (``o`` the DELETE, ``n`` the INSERT).
+
+    One aggregation (grouping treats NULL keys as equal: NULL-safe pairing). ``o`` and ``n`` are read
+    only for a pair (``_is_pair``), where each is the side's one record; a key with more records on a
+    side is ambiguous and never paired, whatever record ``first`` kept for it.
+    """
+    assert plan.key is not None
+    is_delete, record = f"({STATUS} = '{DELETE}')", _record_sql(plan)
+    return row_delta.groupBy(*[F.col(_q(k)) for k in plan.key]).agg(
+        F.expr(f"count_if({is_delete})").alias("_dq_deletes"),
+        F.expr(f"count_if(NOT {is_delete})").alias("_dq_inserts"),
+        F.expr(f"first(CASE WHEN {is_delete} THEN {record} END, true)").alias("o"),
+        F.expr(f"first(CASE WHEN NOT {is_delete} THEN {record} END, true)").alias("n"))
 
 
 def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = None) -> DataFrame:
     """The key-paired updates: one row per key with exactly one DELETE (``o``) and one INSERT (``n``).
 
-    Pairing is two equi-joins on the key (NULL-safe) restricted to the keys counted once on each
-    side, so every aggregate stays fixed-width and a non-unique key can never produce a cross
-    product: a key with more than one record on a side is ambiguous and is left unpaired (counted
-    by ``column_statistics``). ``records`` (DELETE plus INSERT records) picks broadcast joins for a
-    small changed set (``BROADCAST_PAIRING_RECORDS``); the answer is the same either way.
+    A small changed set (``records``, DELETE plus INSERT records, at most ``GROUPED_PAIRING_RECORDS``)
+    is paired by ``key_groups``. A large one by two equi-joins on the key (NULL-safe) restricted to
+    the keys counted once on each side, so every aggregate stays fixed-width and a non-unique key can
+    never produce a cross product: a key with more than one record on a side is ambiguous and is left
+    unpaired (counted by ``column_statistics``). The answer is the same either way.
     """
     assert plan.key is not None
-    values = [c for c in (*plan.columns, ROW_COUNT) if c not in plan.key]
+    key_cols = [F.col(_q(k)) for k in plan.key]
+    if records is not None and records <= GROUPED_PAIRING_RECORDS:
+        return key_groups(row_delta, plan).filter(_is_pair()).select(*key_cols, "o", "n")
     counts = key_counts(row_delta, plan)
-    keys = counts.filter(_is_pair()).select(*[F.col(_q(k)) for k in plan.key])
+    keys = counts.filter(_is_pair()).select(*key_cols)
 
     def side(status: str, alias: str) -> DataFrame:
         return row_delta.filter(F.col(STATUS) == status).select(
             *[F.col(_q(k)).alias(f"_dq_{alias}{n}") for n, k in enumerate(plan.key)],
-            F.struct(*[F.col(_q(c)) for c in values]).alias(alias))
+            F.expr(_record_sql(plan)).alias(alias))
 
     def on(frame: DataFrame, alias: str) -> Column:
         conds = [F.col(_q(k)).eqNullSafe(frame[f"_dq_{alias}{n}"]) for n, k in enumerate(plan.key)]
@@ -72,38 +100,42 @@ def pair_by_key(row_delta: DataFrame, plan: TablePlan, records: int | None = Non
         return out
 
     # hash joins: the sides are about as large as the key list, and sorting wide records costs more
-    o, n = side(DELETE, "o"), side(INSERT, "n")
-    if records is not None and records <= BROADCAST_PAIRING_RECORDS:
-        o, n = F.broadcast(o), F.broadcast(n)
-    else:
-        o, n = o.hint("shuffle_hash"), n.hint("shuffle_hash")
+    o, n = side(DELETE, "o").hint("shuffle_hash"), side(INSERT, "n").hint("shuffle_hash")
     joined = keys.join(o, on(o, "o")).join(n, on(n, "n"))
-    return joined.select(*[F.col(_q(k)) for k in plan.key], "o", "n")
+    return joined.select(*key_cols, "o", "n")
 
 
-def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float
-                       ) -> tuple[DataFrame, DataFrame, list[Column]]:
-    """(col_delta, updates, the aggregate expressions of statistics (9)-(14)) over the key pairs."""
+def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_tol: float,
+                       grouped: bool = False) -> tuple[DataFrame, DataFrame, list[Column]]:
+    """(col_delta, updates, the aggregate expressions of statistics (9)-(14)) over the key pairs.
+
+    With ``grouped``, ``pairs`` is ``key_groups``: the deltas are over its rows that hold a pair, and
+    the aggregates count only those, so they can share one query with the pairing counts. Every
+    expression is SQL text (``calc_diff_sql``): one driver-to-JVM call each.
+    """
     values = [c for c in (*plan.columns, ROW_COUNT) if c not in (plan.key or ())]
     types = dict(plan.types)
     types[ROW_COUNT] = T.LongType()
     deltas, null_flags, changed_flags = [], [], []
     aggs: list[Column] = []
     for c in values:
-        o, n = F.col("o." + _q(c)), F.col("n." + _q(c))
+        o, n = "o." + _q(c), "n." + _q(c)
         dt = types[c]
-        diff = calc_diff(o, n, dt, abs_tol, rel_tol)
-        is_change = changed(o, n, dt, abs_tol, rel_tol)
-        null_change = is_change & (o.isNull() | n.isNull())
-        deltas.append(diff.alias(c))
-        null_flags.append(F.when(null_change, F.lit(c)))
-        changed_flags.append(F.when(is_change, F.lit(c)))
-        aggs.append(F.struct(
-            (F.count(diff) + F.count_if(null_change)).alias("count"),
-            F.max(diff).alias("max"), F.min(diff).alias("min"),
-            F.percentile(diff.cast("double"), [0.25, 0.5, 0.75]).alias("q"),
-            F.count_if(null_change).alias(NULL_CHANGES)).alias(c))
+        diff = calc_diff_sql(o, n, dt, abs_tol, rel_tol)
+        is_change = changed_sql(o, n, dt, abs_tol, rel_tol)
+        null_change = f"({is_change} AND ({o} IS NULL OR {n} IS NULL))"
+        deltas.append(F.expr(diff).alias(c))
+        null_flags.append(F.when(F.expr(null_change), F.lit(c)))
+        changed_flags.append(F.when(F.expr(is_change), F.lit(c)))
+        if grouped:
+            diff, null_change = f"(CASE WHEN {_PAIR_SQL} THEN {diff} END)", f"({_PAIR_SQL} AND {null_change})"
+        aggs.append(F.expr(
+            f"named_struct('count', count({diff}) + count_if({null_change}), 'max', max({diff}), "
+            f"'min', min({diff}), 'q', percentile(CAST({diff} AS DOUBLE), array(0.25D, 0.5D, 0.75D)), "
+            f"'{NULL_CHANGES}', count_if({null_change}))").alias(c))
     key_cols = [F.col(_q(k)) for k in (plan.key or ())]
+    if grouped:
+        pairs = pairs.filter(F.expr(_PAIR_SQL))
     col_delta = pairs.select(*key_cols, *deltas,
                              F.filter(F.array(*null_flags), lambda x: x.isNotNull()).alias(NULL_CHANGES))
     updates = pairs.select(*key_cols,
@@ -113,16 +145,20 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
 
 
 def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataFrame, plan: TablePlan,
-                      row_stats: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+                      row_stats: Mapping[str, Any], grouped: bool = False
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """Statistics (9)-(14) for every column and the pairing counts.
 
     One aggregation over the pairs gives every column's statistics and the number of pairs. The
-    DELETE and INSERT record counts are the row statistics. Only when some records stayed unpaired
-    does a second fixed-width aggregation over the keys tell the ambiguous ones apart (a key with
-    more than one record on a side). Both are ordinary query results, never observed metrics,
-    which a recomputed task can leave partial (see ``changed_fingerprints``).
+    DELETE and INSERT record counts are the row statistics. With ``grouped`` (``pairs`` is
+    ``key_groups`` and ``aggs`` were built with ``grouped=True``), the same aggregation also counts
+    the ambiguous keys; otherwise, only when some records stayed unpaired does a second fixed-width
+    aggregation over the keys tell the ambiguous ones apart (a key with more than one record on a
+    side). Both are ordinary query results, never observed metrics, which a recomputed task can
+    leave partial (see ``changed_fingerprints``).
     """
-    row = pairs.agg(F.count(F.lit(1)).alias("_dq_pairs"), *aggs).first()
+    counts = _pairing_aggregates() if grouped else [F.count(F.lit(1)).alias("_dq_pairs")]
+    row = pairs.agg(*counts, *aggs).first()
     stats: dict[str, dict[str, Any]] = {}
     for name in row.asDict():
         if name.startswith("_dq_"):
@@ -133,8 +169,8 @@ def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataF
             "count": int(s["count"]), "max": s["max"], "min": s["min"],
             "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES])})
     paired, deletes, inserts = int(row["_dq_pairs"]), int(row_stats["deletes"]), int(row_stats["inserts"])
-    ambiguous = 0
-    if paired < max(deletes, inserts):
+    ambiguous = int(row["_dq_ambiguous"]) if grouped else 0
+    if not grouped and paired < max(deletes, inserts):
         seen = key_counts(row_delta, plan).agg(*_pairing_aggregates()).first().asDict()
         ambiguous = int(seen["_dq_ambiguous"])
     pairing = {"paired": paired, "deletes": deletes, "inserts": inserts, "ambiguous_key_rows": ambiguous,

@@ -118,7 +118,8 @@ def changed_fingerprints(old: DataFrame, new: DataFrame, plan: TablePlan
     with scoped_conf(spark, {**DISTINCT_GROUPS_CONF, **UNCOMPRESSED_CACHE_CONF}):
         combined = kept.unionByName(totals_part).persist()
     try:
-        combined.count()
+        # the statistics query builds the cache as it reads it: no separate count() to fill it first
+        # (a job per exchange fewer; the aggregate over the kept fingerprints is the same either way)
         row = combined.agg(*_kept_stat_columns()).first()
         result = _finish_counts(row.asDict() if row is not None else {})
     except BaseException:
@@ -163,19 +164,28 @@ def build_row_delta(old: DataFrame, new: DataFrame, plan: TablePlan, changed: Da
     once per copy; ``fetch_changed_rows`` deduplicates only those rows (``row_count > 1``, counted
     in the row stage), so the common case of no repeated changed rows needs no aggregation at all.
     """
-    def side(df: DataFrame, count_col: str, status: str) -> DataFrame:
-        wanted = changed.filter(F.col(count_col) > 0).select(FP_HI, FP_LO, F.col(count_col).alias(ROW_COUNT))
-        if row_stats["differences"] <= BROADCAST_CHANGED_ROWS:
-            wanted = F.broadcast(wanted)
+    # One set of wanted fingerprints for both sides, its two copy counts in one array so that column
+    # pruning leaves both sides the same plan: the broadcast is collected once and reused (one job,
+    # not one per side), and each side keeps the matches it holds copies of.
+    wanted = changed.select(F.col(FP_HI).alias("_dq_w_hi"), F.col(FP_LO).alias("_dq_w_lo"),
+                            F.array(_C_OLD, _C_NEW).alias("_dq_w_counts"))
+    if row_stats["differences"] <= BROADCAST_CHANGED_ROWS:
+        wanted = F.broadcast(wanted)
+
+    def side(df: DataFrame, index: int, status: str) -> DataFrame:
         rows = _fingerprinted(df, plan)
+        copies = F.col("_dq_w_counts")[index]
         # One 64-bit join key (Spark's compact long-keyed hash table), the other half checked on the
         # match. Written as an equality, the second half would become a join key too (a generic
         # two-column hash table, about 10% slower to probe); the XOR keeps it a residual condition.
-        wanted = wanted.withColumnRenamed(FP_HI, "_dq_w_hi").withColumnRenamed(FP_LO, "_dq_w_lo")
-        hit = (rows[FP_HI] == wanted["_dq_w_hi"]) & (rows[FP_LO].bitwiseXOR(wanted["_dq_w_lo"]) == 0)
-        return rows.join(wanted, hit).drop("_dq_w_hi", "_dq_w_lo").withColumn(STATUS, F.lit(status))
+        # The side's copy count is tested inside that residual, which reads both sides: a condition on the
+        # wanted side alone would be pushed below the join and make the two broadcasts differ.
+        hit = (F.col(FP_HI) == F.col("_dq_w_hi")) & (
+            F.when(copies > 0, F.col(FP_LO).bitwiseXOR(F.col("_dq_w_lo"))) == 0)
+        return rows.join(wanted, hit).select(*[F.col(_q(c)) for c in (*plan.columns, FP_HI, FP_LO)],
+                                             copies.alias(ROW_COUNT), F.lit(status).alias(STATUS))
 
-    return side(old, _C_OLD, DELETE).unionByName(side(new, _C_NEW, INSERT))
+    return side(old, 0, DELETE).unionByName(side(new, 1, INSERT))
 
 
 def fetch_changed_rows(old: DataFrame, new: DataFrame, plan: TablePlan, changed: DataFrame,
@@ -190,7 +200,8 @@ def fetch_changed_rows(old: DataFrame, new: DataFrame, plan: TablePlan, changed:
     with scoped_conf(spark, UNCOMPRESSED_CACHE_CONF):
         fetched = build_row_delta(old, new, plan, changed, row_stats).persist()
     try:
-        fetched.count()
+        # a no-op write fills the cache in one job (count() adds an aggregation and its exchange)
+        fetched.write.format("noop").mode("overwrite").save()
     except BaseException:
         fetched.unpersist()
         raise
