@@ -31,10 +31,13 @@ demo: venv
 
 # The test JVMs live minutes on tiny data: C1-only JIT and the serial GC halve their CPU (measured on a
 # 6-row repair: 19.0 s -> 9.3 s of JVM CPU), where C2 compiling Spark's hot paths never pays back.
+# (Measured again on the two long-lived test workers: full tiering used 13 % more CPU for the same wall time.)
+# The tutorials' kernels and the CLI subprocesses run on a few rows too: DQKIT_SMALL_INPUT_JVM=always gives
+# their sessions dqkit's tiny-input settings although they start before their inputs are known.
 TEST_JVM := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 
 test: venv
-	JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
 
 # What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.

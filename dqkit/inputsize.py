@@ -49,7 +49,14 @@ def expect_inputs(paths: list[Any]) -> None:
 
 def short_lived_jvm(master: str) -> bool:
     """Whether the embedded driver JVM about to start should use ``SMALL_INPUT_JVM_OPTIONS``: a local
-    master, inputs known to be at most ``SMALL_INPUT_BYTES``, and not turned off."""
-    if os.environ.get("DQKIT_SMALL_INPUT_JVM", "1") == "0" or not master.startswith("local"):
+    master, inputs known to be at most ``SMALL_INPUT_BYTES``, and not turned off.
+
+    ``DQKIT_SMALL_INPUT_JVM``: ``0`` never, ``small`` (the default) when the inputs are known to be tiny,
+    ``always`` for every local session, also one started before its inputs are known (a notebook's
+    ``dqkit.get_spark()`` on a few rows; the test suite's tutorials and subprocesses run this way)."""
+    mode = os.environ.get("DQKIT_SMALL_INPUT_JVM", "small")
+    if mode == "0" or not master.startswith("local"):
         return False
+    if mode == "always":
+        return True
     return bool(_input_bytes) and _input_bytes[0] is not None and _input_bytes[0] <= SMALL_INPUT_BYTES

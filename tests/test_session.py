@@ -102,6 +102,11 @@ def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_un
     expect_inputs([str(tiny)])
     monkeypatch.setenv("DQKIT_SMALL_INPUT_JVM", "0")
     assert "TieredStopAtLevel" not in _java_options(monkeypatch)
+    monkeypatch.setenv("DQKIT_SMALL_INPUT_JVM", "always")  # also before (or without) known inputs
+    expect_inputs([str(big)])
+    assert "TieredStopAtLevel=1" in _java_options(monkeypatch)
+    assert _java_options(monkeypatch, option="spark.sql.adaptive.enabled") == "false"
+    assert "TieredStopAtLevel" not in _java_options(monkeypatch, master="spark://h:7077")
 
 
 def test_a_report_on_a_tiny_bundled_example_starts_its_kernels_jvm_for_a_short_life(monkeypatch):
