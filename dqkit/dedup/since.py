@@ -37,6 +37,7 @@ from pyspark.sql import types as T
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_io as io
+from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
 from dqkit.dedup._stable_ids import components, stable_ids
@@ -61,16 +62,6 @@ def _read(spark: SparkSession, folder: Path, name: str, fmt: str, types: dict[st
     return df.select(*[col(c).cast(types[c]).alias(c) if c in types else col(c) for c in df.columns])
 
 
-def _changed(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
-    """``key, change`` (added, removed, changed): one full outer join of the fingerprints (lazy)."""
-    o = old_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_oh"), F.col(FP_LO).alias("_ol"))
-    n = new_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_nh"), F.col(FP_LO).alias("_nl"))
-    kind = (F.when(F.col("_oh").isNull(), F.lit("added")).when(F.col("_nh").isNull(), F.lit("removed"))
-            .when((F.col("_oh") != F.col("_nh")) | (F.col("_ol") != F.col("_nl")), F.lit("changed")))
-    return o.join(n, "_k", "full_outer").select(F.col("_k").alias("key"), kind.alias("change")) \
-        .where(F.col("change").isNotNull())
-
-
 def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFrame:
     """The candidate pairs (as ``_blocking.candidate_pairs`` makes them) with at least one touched record
     (``_dq_touched``): touched records joined to all records on each rule's block key, each pair once."""
@@ -83,8 +74,8 @@ def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFr
     out: DataFrame | None = None
     for i in range(n_rules):
         b = B.block_col(i)
-        joined = F.broadcast(left.where(F.col(f"{b}_a").isNotNull())).join(
-            right.where(F.col(f"{b}_b").isNotNull()), F.col(f"{b}_a") == F.col(f"{b}_b"))
+        # the same broadcast in every rule's join (a NULL key joins nothing): Spark builds it once
+        joined = F.broadcast(left).join(right.where(F.col(f"{b}_b").isNotNull()), F.col(f"{b}_a") == F.col(f"{b}_b"))
         # each pair once: a touched-untouched pair from its touched side, a touched pair from its smaller id
         joined = joined.where((F.col("_a") != F.col("_b")) & (~F.col("_bt") | (F.col("_a") < F.col("_b"))))
         same = [F.coalesce(F.col(f"{k}_a") == F.col(f"{k}_b"), F.lit(False)) for k in keys]
@@ -119,7 +110,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 golden_record: Any = None, progress: Any = None) -> DedupSinceResult:
     """Deduplicate ``table`` as the next night of the saved run ``since`` (see the module docstring).
     ``threshold`` and the config must be the saved run's; ``max_change`` is the cost rule's share."""
-    from dqkit.dedup import _check_key, _config, _oversized, _records, _validate, read_records
+    from dqkit.dedup import _check_key, _config, _oversized, _oversized_notes, _records, _validate, read_records
 
     t0 = time.perf_counter()
     cfg = _config(config)
@@ -148,25 +139,37 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
     clock = _Clock()
     with cancellable("dedup --since"):
-        n_records = _check_key(df, key, label)
-        clock("key check")
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        changes = _changed(old_fp, io.fingerprints(df, key, cfg), key)
-        limit = int(max_change * n_records)  # more changed records than this: the cost rule's full run
-        rows = changes.limit(limit + 1).collect()
-        if len(rows) > limit:
+        changes = S.changes(io.fingerprints(df, key, cfg), old_fp, key)
+        saved_n = manifest.get("records")
+        cap = _cap(max_change, saved_n)
+        rows, more = S.collect_changes(changes, cap)  # one job: what changed, and the key check's counts
+        if more or saved_n is None or any(r["bad"] for r in rows):
+            n_records = _check_key(df, key, label)  # refuses a NULL or repeated key, naming examples
+        if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
             got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
         else:
             got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
         kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
-        clock("what changed")
+        if not more and saved_n is not None:
+            n_records = int(saved_n) + kinds["added"] - kinds["removed"]
+        clock("what changed, key check")
         n_changed = sum(kinds.values())
         share = n_changed / max(n_records, 1)
         recs = _records(df, key, cfg, rules)
-        stats = B.block_statistics(recs, rules, cfg.max_block_size)
-        oversized, warnings = _oversized(recs, rules, stats, cfg)
-        clock("block sizes")
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
+        touched = {r["key"] for r in rows if r["change"] in ("added", "changed")}
+        found = None
+        if not more:  # only the blocks the change reaches (see dqkit.dedup._since_scan)
+            near = _mark(spark, recs, touched, key_type).where(F.col(_T)) if touched else None
+            found = S.oversized_near(recs, len(rules), near, saved_over, cfg.max_block_size)
+        if found is None:
+            stats = B.block_statistics(recs, rules, cfg.max_block_size)
+            oversized, warnings = _oversized(recs, rules, stats, cfg)
+        else:
+            skipped = [sum(n * (n - 1) // 2 for _, n in found.get(i, ())) for i in range(len(rules))]
+            oversized, warnings = _oversized_notes(found, rules, skipped, cfg)
+        clock("block sizes")
         now_over = {i: sorted(k) for i, k in oversized.items() if k}
         reason = None
         if share > max_change:
@@ -178,9 +181,17 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                       stages=clock.marks)
         if reason is not None:
             return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
-        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
+        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
         return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, folder, fmt,
                             manifest, common, t0, clock)
+
+
+def _cap(max_change: float, saved_records: Any) -> int | None:
+    """How many changed records to collect at most: every one that can still be under the cost rule
+    (n_changed <= max_change * records, records <= saved + n_changed); ``None``: no cap."""
+    if max_change >= 1 or saved_records is None:
+        return None
+    return int(max_change * int(saved_records) / (1 - max_change)) + 1
 
 
 #: up to this many touched keys are a literal set in the plan (no job); more are a broadcast table
@@ -303,13 +314,15 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     matches = pd.concat([_typed_pairs(kept, pair_schema), _typed_pairs(new_matches, pair_schema)], ignore_index=True)
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
     sizes = clusters.groupby(CLUSTER).size().value_counts()
-    return DedupSinceResult(**common, clusters=spark.createDataFrame(clusters, cl_schema),
+    result = DedupSinceResult(**common, clusters=spark.createDataFrame(clusters, cl_schema),
                             matches=spark.createDataFrame(matches, pair_schema), full_run=False, full_run_reason="",
                             changes=diff_assignments(_text(old), _text(ids)),
                             untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
                             retired=tuple(sorted({*retired_before, *retired}, key=str)),
                             seconds=time.perf_counter() - t0, n_matching_pairs=len(matches),
                             cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+    clock("results")
+    return result
 
 
 def _text(assignment: dict[Any, Any]) -> pd.Series:
