@@ -6,12 +6,15 @@ entities):
   join, no separate key check): per key, NEW's rows and both fingerprints say whether the record was
   added, removed or changed, and whether NEW's key is NULL or repeated (then ``dqkit.keys.check_key``
   words the refusal). NEW's record count is the saved run's plus added minus removed.
-* ``oversized_near``: NEW's oversized blocks without the whole table's block statistics. A block no
+* ``touched_blocks`` and ``near``: the blocks of the touched (added or changed) records, and the records
+  in them or in the saved run's oversized blocks, kept (checkpointed) as the small table every later
+  step reads: the block sizes, the touched records' broadcast and their pairs (NEW is scanned three
+  times in all, each scan filtered by literal key sets, one shuffle).
+* ``oversized_in``: NEW's oversized blocks without the whole table's block statistics. A block no
   added or changed record is in holds only untouched records, whose block keys are as before (the
   fingerprint covers the blocking columns), so it is at most as large as in the saved run: if it is
   oversized now, it was then. So NEW's oversized blocks are among the blocks of the touched records
-  and the saved run's oversized blocks; only those blocks are counted (two scans of NEW filtered by
-  literal key sets, no aggregation over every block).
+  and the saved run's oversized blocks, which ``near`` holds whole.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.fingerprint import FP_HI, FP_LO
 from dqkit.sparkutil import col
 
-__all__ = ["changes", "collect_changes", "oversized_near", "MAX_NEAR_KEYS"]
+__all__ = ["changes", "collect_changes", "touched_blocks", "near", "oversized_in", "MAX_NEAR_KEYS"]
 
 #: at most this many block keys (over all rules) are counted by ``oversized_near`` (a literal set each);
 #: beyond, the caller counts every block of NEW instead
@@ -59,26 +62,39 @@ def collect_changes(frame: DataFrame, cap: int | None) -> tuple[list[Any], bool]
     return rows[:cap], len(rows) > cap
 
 
-def oversized_near(records: DataFrame, n_rules: int, touched: DataFrame | None, saved: dict[int, list[str]],
-                   max_block_size: int) -> dict[int, list[tuple[str, int]]] | None:
-    """NEW's oversized blocks per rule, as ``_blocking.oversized_blocks`` gives them ((JSON key, records),
-    largest first), counting only the blocks of the ``touched`` records (``records`` filtered to them) and
-    the ``saved`` oversized blocks (see the module docstring). ``None`` when there are more than
-    ``MAX_NEAR_KEYS`` such blocks: the caller then counts every block."""
-    jsons = [F.when(F.col(B.block_col(i)).isNotNull(), B._block_json(i)) for i in range(n_rules)]
-    near: dict[int, set[str]] = {i: set(saved.get(i, ())) for i in range(n_rules)}
-    if n_rules and touched is not None:
-        for row in touched.select(*[j.alias(f"_k{i}") for i, j in enumerate(jsons)]).collect():
+def touched_blocks(touched: DataFrame, n_rules: int) -> dict[int, set[str]]:
+    """The block keys (JSON) of the ``touched`` records per rule (one job, a scan filtered to their keys)."""
+    out: dict[int, set[str]] = {i: set() for i in range(n_rules)}
+    if n_rules:
+        for row in touched.select(*[_json(i).alias(f"_k{i}") for i in range(n_rules)]).collect():
             for i in range(n_rules):
                 if row[f"_k{i}"] is not None:
-                    near[i].add(row[f"_k{i}"])
-    if sum(len(k) for k in near.values()) > MAX_NEAR_KEYS:
-        return None
-    entries = [F.when(j.isin(sorted(near[i])), F.struct(F.lit(i).alias("r"), j.alias("k")))
-               for i, j in enumerate(jsons) if near[i]]
+                    out[i].add(row[f"_k{i}"])
+    return out
+
+
+def _json(i: int) -> Any:
+    return F.when(F.col(B.block_col(i)).isNotNull(), B._block_json(i))
+
+
+def near(records: DataFrame, blocks: dict[int, set[str]]) -> DataFrame:
+    """The records in any of ``blocks`` (per rule, JSON keys), lazy: one scan of NEW filtered by literal
+    sets. Every pair of a touched record is between two of them, and every block of ``blocks`` is whole."""
+    keep = F.lit(False)
+    for i, keys in blocks.items():
+        if keys:
+            keep = keep | _json(i).isin(sorted(keys))
+    return records.where(keep)
+
+
+def oversized_in(part: DataFrame, blocks: dict[int, set[str]], max_block_size: int) -> dict[int, list[tuple[str, int]]]:
+    """Which of ``blocks`` hold more than ``max_block_size`` records of ``part`` (``near``'s records: the
+    blocks are whole in it), as ``_blocking.oversized_blocks`` gives them ((JSON key, records), largest first)."""
+    entries = [F.when(_json(i).isin(sorted(keys)), F.struct(F.lit(i).alias("r"), _json(i).alias("k")))
+               for i, keys in blocks.items() if keys]
     if not entries:
         return {}
-    sizes = (records.select(F.explode(F.array(*entries)).alias("e")).where(F.col("e").isNotNull())
+    sizes = (part.select(F.explode(F.array(*entries)).alias("e")).where(F.col("e").isNotNull())
              .groupBy("e.r", "e.k").agg(F.count(F.lit(1)).alias("n")).where(F.col("n") > max_block_size).collect())
     out: dict[int, list[tuple[str, int]]] = {}
     for r in sorted(sizes, key=lambda r: (r["r"], -r["n"], r["k"])):

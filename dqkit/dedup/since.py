@@ -46,7 +46,7 @@ from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
 from dqkit.fingerprint import FP_HI, FP_LO
 from dqkit.session import get_spark
-from dqkit.sparkutil import cancellable, col
+from dqkit.sparkutil import cancellable, checkpoint, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
 
@@ -159,10 +159,18 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         recs = _records(df, key, cfg, rules)
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
         touched = {r["key"] for r in rows if r["change"] in ("added", "changed")}
-        found = None
-        if not more:  # only the blocks the change reaches (see dqkit.dedup._since_scan)
-            near = _mark(spark, recs, touched, key_type).where(F.col(_T)) if touched else None
-            found = S.oversized_near(recs, len(rules), near, saved_over, cfg.max_block_size)
+        found, part = None, recs
+        if not more and share <= max_change and touched | set().union(*saved_over.values()):
+            # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
+            blocks = S.touched_blocks(_mark(spark, recs, touched, key_type).where(F.col(_T)), len(rules)) \
+                if touched else {i: set() for i in range(len(rules))}
+            for i, keys in saved_over.items():
+                blocks[i] |= set(keys)
+            if sum(len(k) for k in blocks.values()) <= S.MAX_NEAR_KEYS:
+                part = checkpoint(S.near(recs, blocks))  # every later step reads this small table
+                found = S.oversized_in(part, blocks, cfg.max_block_size)
+        elif not more:
+            found = {}
         if found is None:
             stats = B.block_statistics(recs, rules, cfg.max_block_size)
             oversized, warnings = _oversized(recs, rules, stats, cfg)
@@ -182,7 +190,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         if reason is not None:
             return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
         changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
-        return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, folder, fmt,
+        return _incremental(spark, df, key, cfg, thr, model, rules, part, oversized, changed, folder, fmt,
                             manifest, common, t0, clock)
 
 
