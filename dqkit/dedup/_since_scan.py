@@ -62,41 +62,56 @@ def collect_changes(frame: DataFrame, cap: int | None) -> tuple[list[Any], bool]
     return rows[:cap], len(rows) > cap
 
 
-def touched_blocks(touched: DataFrame, n_rules: int) -> dict[int, set[str]]:
-    """The block keys (JSON) of the ``touched`` records per rule (one job, a scan filtered to their keys)."""
-    out: dict[int, set[str]] = {i: set() for i in range(n_rules)}
+def touched_blocks(touched: DataFrame, n_rules: int) -> dict[int, set[int]]:
+    """The block keys of the ``touched`` records per rule, as 64-bit hashes (``_hash``; one job, a scan
+    filtered to their keys)."""
+    out: dict[int, set[int]] = {i: set() for i in range(n_rules)}
     if n_rules:
-        for row in touched.select(*[_json(i).alias(f"_k{i}") for i in range(n_rules)]).collect():
+        for row in touched.select(*[_hash(i).alias(f"_k{i}") for i in range(n_rules)]).collect():
             for i in range(n_rules):
                 if row[f"_k{i}"] is not None:
-                    out[i].add(row[f"_k{i}"])
+                    out[i].add(int(row[f"_k{i}"]))
     return out
 
 
-def _json(i: int) -> Any:
-    return F.when(F.col(B.block_col(i)).isNotNull(), B._block_json(i))
+def _hash(i: int) -> Any:
+    """Rule ``i``'s block key as a 64-bit hash, NULL for no block: a cheap filter (no text built per
+    record); a colliding block only adds records to ``near``, never removes one."""
+    return F.when(F.col(B.block_col(i)).isNotNull(), F.xxhash64(F.col(B.block_col(i))))
 
 
-def near(records: DataFrame, blocks: dict[int, set[str]]) -> DataFrame:
-    """The records in any of ``blocks`` (per rule, JSON keys), lazy: one scan of NEW filtered by literal
-    sets. Every pair of a touched record is between two of them, and every block of ``blocks`` is whole."""
+def _in_blocks(i: int, hashes: set[int], saved: list[str]) -> Any:
+    keep = F.coalesce(_hash(i).isin(sorted(hashes)), F.lit(False)) if hashes else F.lit(False)
+    if saved:  # the saved run's oversized blocks, named by their JSON keys (few)
+        keep = keep | F.coalesce(F.col(B.block_col(i)).isNotNull() & B._block_json(i).isin(sorted(saved)),
+                                 F.lit(False))
+    return keep
+
+
+def near(records: DataFrame, blocks: dict[int, set[int]], saved: dict[int, list[str]]) -> DataFrame:
+    """The records in a block of a touched record (``blocks``: per rule, the hashes of ``touched_blocks``)
+    or in a ``saved`` oversized block (per rule, JSON keys), lazy: one scan of NEW filtered by literal
+    sets. Every pair of a touched record is between two of them, and each of those blocks is whole."""
     keep = F.lit(False)
-    for i, keys in blocks.items():
-        if keys:
-            keep = keep | _json(i).isin(sorted(keys))
+    for i in blocks:
+        keep = keep | _in_blocks(i, blocks[i], saved.get(i, []))
     return records.where(keep)
 
 
-def oversized_in(part: DataFrame, blocks: dict[int, set[str]], max_block_size: int) -> dict[int, list[tuple[str, int]]]:
-    """Which of ``blocks`` hold more than ``max_block_size`` records of ``part`` (``near``'s records: the
-    blocks are whole in it), as ``_blocking.oversized_blocks`` gives them ((JSON key, records), largest first)."""
-    entries = [F.when(_json(i).isin(sorted(keys)), F.struct(F.lit(i).alias("r"), _json(i).alias("k")))
-               for i, keys in blocks.items() if keys]
-    if not entries:
-        return {}
-    sizes = (part.select(F.explode(F.array(*entries)).alias("e")).where(F.col("e").isNotNull())
-             .groupBy("e.r", "e.k").agg(F.count(F.lit(1)).alias("n")).where(F.col("n") > max_block_size).collect())
+def oversized_in(part: DataFrame, blocks: dict[int, set[int]], saved: dict[int, list[str]],
+                 max_block_size: int) -> dict[int, list[tuple[str, int]]]:
+    """Which blocks of ``near``'s records (whole in ``part``) hold more than ``max_block_size`` records, as
+    ``_blocking.oversized_blocks`` gives them ((JSON key, records), largest first): one job, one small
+    aggregation per rule by the block key itself (a JSON key only for an oversized block)."""
+    per: DataFrame | None = None
+    for i in blocks:
+        if not blocks[i] and not saved.get(i):
+            continue
+        b = B.block_col(i)
+        sizes = (part.where(_in_blocks(i, blocks[i], saved.get(i, []))).groupBy(b).agg(F.count(F.lit(1)).alias("n"))
+                 .where(F.col("n") > max_block_size).select(F.lit(i).alias("r"), B._block_json(i).alias("k"), "n"))
+        per = sizes if per is None else per.unionByName(sizes)
     out: dict[int, list[tuple[str, int]]] = {}
-    for r in sorted(sizes, key=lambda r: (r["r"], -r["n"], r["k"])):
+    for r in sorted(per.collect() if per is not None else [], key=lambda r: (r["r"], -r["n"], r["k"])):
         out.setdefault(int(r["r"]), []).append((r["k"], int(r["n"])))
     return out

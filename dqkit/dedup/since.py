@@ -164,11 +164,9 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
             # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
             blocks = S.touched_blocks(_mark(spark, recs, touched, key_type).where(F.col(_T)), len(rules)) \
                 if touched else {i: set() for i in range(len(rules))}
-            for i, keys in saved_over.items():
-                blocks[i] |= set(keys)
             if sum(len(k) for k in blocks.values()) <= S.MAX_NEAR_KEYS:
-                part = checkpoint(S.near(recs, blocks))  # every later step reads this small table
-                found = S.oversized_in(part, blocks, cfg.max_block_size)
+                part = checkpoint(S.near(recs, blocks, saved_over))  # every later step reads this small table
+                found = S.oversized_in(part, blocks, saved_over, cfg.max_block_size)
         elif not more:
             found = {}
         if found is None:
@@ -318,19 +316,40 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
                               largest_id=lambda: max(used_before, default=0))
     clock("re-cluster, ids")
     fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
-    clusters = pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True)
-    matches = pd.concat([_typed_pairs(kept, pair_schema), _typed_pairs(new_matches, pair_schema)], ignore_index=True)
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
-    sizes = clusters.groupby(CLUSTER).size().value_counts()
-    result = DedupSinceResult(**common, clusters=spark.createDataFrame(clusters, cl_schema),
-                            matches=spark.createDataFrame(matches, pair_schema), full_run=False, full_run_reason="",
-                            changes=diff_assignments(_text(old), _text(ids)),
-                            untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
-                            retired=tuple(sorted({*retired_before, *retired}, key=str)),
-                            seconds=time.perf_counter() - t0, n_matching_pairs=len(matches),
-                            cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+    sizes = pd.concat([saved.loc[~hit].groupby(CLUSTER).size(), fresh.groupby(CLUSTER).size()]).value_counts()
+    n_matching = len(kept) + len(new_matches)
+    if len(affected) + len(gone) <= _INLINE_KEYS:  # the kept part stays in the saved files (lazy, no job)
+        clusters_df = _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type}).select(key, CLUSTER) \
+            .where(~F.col(CLUSTER).isin(_plain(affected, integer))).unionByName(
+                spark.createDataFrame(fresh, cl_schema))
+        types = {f.name: f.dataType for f in pair_schema.fields}
+        old_pairs = _read(spark, folder, "pairs", fmt, types)
+        if manifest.get("all_pairs"):
+            old_pairs = old_pairs.where(F.col("match_weight") >= F.lit(w))
+        void = _plain(gone, integer)
+        matches_df = old_pairs.where(~F.col("key_1").isin(void) & ~F.col("key_2").isin(void)).select(
+            *[F.col(f.name).cast(f.dataType) for f in pair_schema.fields]).unionByName(
+                spark.createDataFrame(_typed_pairs(new_matches, pair_schema), pair_schema))
+    else:
+        clusters_df = spark.createDataFrame(pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True),
+                                            cl_schema)
+        matches_df = spark.createDataFrame(pd.concat([_typed_pairs(kept, pair_schema),
+                                                      _typed_pairs(new_matches, pair_schema)], ignore_index=True),
+                                           pair_schema)
+    result = DedupSinceResult(**common, clusters=clusters_df, matches=matches_df, full_run=False, full_run_reason="",
+                              changes=diff_assignments(_text(old), _text(ids)),
+                              untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
+                              retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                              seconds=time.perf_counter() - t0, n_matching_pairs=n_matching,
+                              cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
     clock("results")
     return result
+
+
+def _plain(values: set[Any], integer: bool) -> list[Any]:
+    """Keys as Spark literals (plain ints or text, sorted)."""
+    return sorted(int(v) for v in values) if integer else sorted(str(v) for v in values)
 
 
 def _text(assignment: dict[Any, Any]) -> pd.Series:
