@@ -81,7 +81,14 @@ def _hash(i: int) -> Any:
 
 
 def _in_blocks(i: int, hashes: set[int], saved: list[str]) -> Any:
-    keep = F.coalesce(_hash(i).isin(sorted(hashes)), F.lit(False)) if hashes else F.lit(False)
+    """Rule ``i``'s block is one of ``hashes`` or ``saved``. The hashes (numbers dqkit computed, never user
+    text) go into one SQL expression: one call into the JVM however many (``Column.isin`` makes one
+    call per value, seconds for thousands), and Spark turns the list into a hash set (InSet)."""
+    b = F.col(B.block_col(i))
+    keep = F.lit(False)
+    if hashes:
+        values = ", ".join(f"{int(h)}L" if h != -2**63 else f"({-2**63 + 1}L - 1L)" for h in sorted(hashes))
+        keep = b.isNotNull() & F.expr(f"xxhash64(`{B.block_col(i)}`) IN ({values})")
     if saved:  # the saved run's oversized blocks, named by their JSON keys (few)
         keep = keep | F.coalesce(F.col(B.block_col(i)).isNotNull() & B._block_json(i).isin(sorted(saved)),
                                  F.lit(False))

@@ -200,20 +200,43 @@ def _cap(max_change: float, saved_records: Any) -> int | None:
     return int(max_change * int(saved_records) / (1 - max_change)) + 1
 
 
-#: up to this many touched keys are a literal set in the plan (no job); more are a broadcast table
-_INLINE_KEYS = 20_000
+#: up to this many keys are a literal set in the plan (Spark's InSet: no job, but one call into the JVM
+#: per key: ~1 ms each, seconds for thousands); more are a broadcast table sent through Arrow at once
+_INLINE_KEYS = 200
+#: touched records whose pairs one task compares
+_TOUCHED_PER_TASK = 20_000
+
+
+def _key_table(spark: SparkSession, keys: set[Any], key_type: T.DataType) -> DataFrame:
+    """``keys`` as a one-column table ``_dq_key`` (pandas through Arrow: one call, no Python worker)."""
+    integer = isinstance(key_type, T.IntegralType)
+    return spark.createDataFrame(pd.DataFrame({"_dq_key": _plain(keys, integer)}),
+                                 T.StructType([T.StructField("_dq_key", key_type)]))
 
 
 def _mark(spark: SparkSession, records: DataFrame, keys: set[Any], key_type: T.DataType) -> DataFrame:
-    """``records`` with ``_dq_touched``: its id is in ``keys``. A literal set (Spark's InSet: no job) up to
-    ``_INLINE_KEYS`` keys; beyond, a join with a broadcast table (a table made from Python data costs a
-    job with a Python worker each time a plan broadcasts it, which dominates small runs)."""
+    """``records`` with ``_dq_touched``: its id is in ``keys``. A literal set up to ``_INLINE_KEYS`` keys;
+    beyond, a join with a broadcast table."""
     if len(keys) <= _INLINE_KEYS:
         return records.withColumn(_T, F.col(B.ID).isin(sorted(keys)))
-    flags = F.broadcast(spark.createDataFrame([(v, True) for v in keys], T.StructType(
-        [T.StructField("_dq_key", key_type), T.StructField(_T, T.BooleanType())])))
+    flags = F.broadcast(_key_table(spark, keys, key_type).withColumn(_T, F.lit(True)))
     return (records.join(flags, F.col(B.ID) == F.col("_dq_key"), "left").drop("_dq_key")
             .withColumn(_T, F.coalesce(F.col(_T), F.lit(False))))
+
+
+def _without(spark: SparkSession, df: DataFrame, columns: list[str], keys: set[Any], key_type: T.DataType
+             ) -> DataFrame:
+    """``df`` without the rows whose value in any of ``columns`` is in ``keys`` (lazy)."""
+    if len(keys) <= _INLINE_KEYS:
+        lits = _plain(keys, isinstance(key_type, T.IntegralType))
+        keep = F.lit(True)
+        for c in columns:
+            keep = keep & ~F.col(c).isin(lits)
+        return df.where(keep)
+    table = F.broadcast(_key_table(spark, keys, key_type))
+    for c in columns:
+        df = df.join(table, F.col(c) == F.col("_dq_key"), "left_anti")
+    return df
 
 
 class _Clock:
@@ -281,7 +304,9 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     if touched:
         carry = [C.value_col(k) for k in range(len(columns))]
         marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
-        cand = _touched_pairs(marked, len(rules), carry)
+        # few pairs: one task per _TOUCHED_PER_TASK touched records, so the comparisons' Python workers start once,
+        # not once per rule and input partition
+        cand = _touched_pairs(marked, len(rules), carry).coalesce(max(1, -(-len(touched) // _TOUCHED_PER_TASK)))
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
         weight, _ = weight_column(model)
@@ -319,24 +344,16 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
     sizes = pd.concat([saved.loc[~hit].groupby(CLUSTER).size(), fresh.groupby(CLUSTER).size()]).value_counts()
     n_matching = len(kept) + len(new_matches)
-    if len(affected) + len(gone) <= _INLINE_KEYS:  # the kept part stays in the saved files (lazy, no job)
-        clusters_df = _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type}).select(key, CLUSTER) \
-            .where(~F.col(CLUSTER).isin(_plain(affected, integer))).unionByName(
-                spark.createDataFrame(fresh, cl_schema))
-        types = {f.name: f.dataType for f in pair_schema.fields}
-        old_pairs = _read(spark, folder, "pairs", fmt, types)
-        if manifest.get("all_pairs"):
-            old_pairs = old_pairs.where(F.col("match_weight") >= F.lit(w))
-        void = _plain(gone, integer)
-        matches_df = old_pairs.where(~F.col("key_1").isin(void) & ~F.col("key_2").isin(void)).select(
-            *[F.col(f.name).cast(f.dataType) for f in pair_schema.fields]).unionByName(
-                spark.createDataFrame(_typed_pairs(new_matches, pair_schema), pair_schema))
-    else:
-        clusters_df = spark.createDataFrame(pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True),
-                                            cl_schema)
-        matches_df = spark.createDataFrame(pd.concat([_typed_pairs(kept, pair_schema),
-                                                      _typed_pairs(new_matches, pair_schema)], ignore_index=True),
-                                           pair_schema)
+    # the kept part of tonight's result stays in the saved files (lazy: no job, nothing through the driver)
+    clusters_df = _without(spark, _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
+                           .select(key, CLUSTER), [CLUSTER], affected, key_type).unionByName(
+        spark.createDataFrame(fresh, cl_schema))
+    old_pairs = _read(spark, folder, "pairs", fmt, {f.name: f.dataType for f in pair_schema.fields})
+    if manifest.get("all_pairs"):
+        old_pairs = old_pairs.where(F.col("match_weight") >= F.lit(w))
+    matches_df = _without(spark, old_pairs, ["key_1", "key_2"], gone, key_type).select(
+        *[F.col(f.name).cast(f.dataType) for f in pair_schema.fields]).unionByName(
+        spark.createDataFrame(_typed_pairs(new_matches, pair_schema), pair_schema))
     result = DedupSinceResult(**common, clusters=clusters_df, matches=matches_df, full_run=False, full_run_reason="",
                               changes=diff_assignments(_text(old), _text(ids)),
                               untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
