@@ -344,16 +344,22 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
     sizes = pd.concat([saved.loc[~hit].groupby(CLUSTER).size(), fresh.groupby(CLUSTER).size()]).value_counts()
     n_matching = len(kept) + len(new_matches)
-    # the kept part of tonight's result stays in the saved files (lazy: no job, nothing through the driver)
-    clusters_df = _without(spark, _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
-                           .select(key, CLUSTER), [CLUSTER], affected, key_type).unionByName(
-        spark.createDataFrame(fresh, cl_schema))
-    old_pairs = _read(spark, folder, "pairs", fmt, {f.name: f.dataType for f in pair_schema.fields})
-    if manifest.get("all_pairs"):
-        old_pairs = old_pairs.where(F.col("match_weight") >= F.lit(w))
-    matches_df = _without(spark, old_pairs, ["key_1", "key_2"], gone, key_type).select(
-        *[F.col(f.name).cast(f.dataType) for f in pair_schema.fields]).unionByName(
-        spark.createDataFrame(_typed_pairs(new_matches, pair_schema), pair_schema))
+    if fmt == "csv":  # a CSV run is read by header (a job per table): copied from the driver instead
+        clusters_df = spark.createDataFrame(pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True),
+                                            cl_schema)
+        matches_df = spark.createDataFrame(pd.concat([_typed_pairs(kept, pair_schema),
+                                                      _typed_pairs(new_matches, pair_schema)], ignore_index=True),
+                                           pair_schema)
+    else:  # the kept part of tonight's result stays in the saved Parquet (lazy: no job, nothing through the driver)
+        clusters_df = _without(spark, _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
+                               .select(key, CLUSTER), [CLUSTER], affected, key_type).unionByName(
+            spark.createDataFrame(fresh, cl_schema))
+        old_pairs = _read(spark, folder, "pairs", fmt, {f.name: f.dataType for f in pair_schema.fields})
+        if manifest.get("all_pairs"):
+            old_pairs = old_pairs.where(F.col("match_weight") >= F.lit(w))
+        matches_df = _without(spark, old_pairs, ["key_1", "key_2"], gone, key_type).select(
+            *[F.col(f.name).cast(f.dataType) for f in pair_schema.fields]).unionByName(
+            spark.createDataFrame(_typed_pairs(new_matches, pair_schema), pair_schema))
     result = DedupSinceResult(**common, clusters=clusters_df, matches=matches_df, full_run=False, full_run_reason="",
                               changes=diff_assignments(_text(old), _text(ids)),
                               untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
