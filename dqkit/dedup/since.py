@@ -110,7 +110,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 golden_record: Any = None, progress: Any = None) -> DedupSinceResult:
     """Deduplicate ``table`` as the next night of the saved run ``since`` (see the module docstring).
     ``threshold`` and the config must be the saved run's; ``max_change`` is the cost rule's share."""
-    from dqkit.dedup import _check_key, _config, _oversized, _oversized_notes, _records, _validate, read_records
+    from dqkit.dedup import _check_key, _config, _oversized, _records, _validate, read_records
 
     t0 = time.perf_counter()
     cfg = _config(config)
@@ -174,7 +174,8 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
             oversized, warnings = _oversized(recs, rules, stats, cfg)
         else:
             skipped = [sum(n * (n - 1) // 2 for _, n in found.get(i, ())) for i in range(len(rules))]
-            oversized, warnings = _oversized_notes(found, rules, skipped, cfg)
+            oversized, warnings = B.oversized_notes(found, rules, skipped, cfg.max_block_size,
+                                                    cfg.on_oversized == "refuse")
         clock("block sizes")
         now_over = {i: sorted(k) for i, k in oversized.items() if k}
         reason = None
@@ -290,8 +291,10 @@ def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
 def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
                  recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
                  manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock) -> DedupSinceResult:
-    """Steps 3 to 5 of the module docstring. The saved clusters and matches are read on the driver
-    (as ``dqkit dedup-diff`` reads runs): one Spark job scores the touched pairs, nothing else runs."""
+    """Steps 3 to 5 of the module docstring. ``recs`` holds the touched records' blocks whole (the
+    checkpoint of ``_since_scan.near``). The saved clusters and matches are read on the driver (as
+    ``dqkit dedup-diff`` reads runs): the touched records' broadcast and one job scoring their pairs
+    are all the Spark work; tonight's result keeps a Parquet run's untouched part in its files."""
     key_type = df.schema[key].dataType
     integer = isinstance(key_type, T.IntegralType)
     comps, columns = cfg.comparisons, cfg.columns()
