@@ -105,6 +105,98 @@ def test_a_night_without_change_compares_nothing_and_keeps_every_cluster_and_id(
     assert res.verdict.summary.endswith("no cluster changed, 7 unchanged")
 
 
+
+# ------------------------------------------------------------------------ the key check and oversized blocks
+@pytest.mark.parametrize("extra, message", [([("a1", "zed", "q", "")], r"not unique: 1 key value\(s\) repeat"),
+                                            ([(None, "zed", "q", "")], r"NULL in 1 row")],
+                         ids=["repeated", "null"])
+def test_since_refuses_a_repeated_or_null_key_in_new_with_the_key_checks_message(spark, tmp_path, extra, message):
+    from dqkit.dedup.since import dedup_since
+
+    night1 = _save_night1(spark, tmp_path / "night1")
+    with pytest.raises(ParameterError, match=message):
+        dedup_since(spark.createDataFrame(NIGHT2 + extra, COLS), night1, "rec_id", CONFIG, max_change=1.0,
+                    spark=spark)
+
+
+SMALL_BLOCKS = {**CONFIG, "max_block_size": 2}  # cities x and w (3 records each) are oversized on night 1
+SAME_OVER = [r for r in NIGHT2 if r[0] != "x1"]  # x grows, w's d1 changes: both stay oversized, z stays 2
+
+
+@pytest.mark.parametrize("night2, full_run", [
+    (SAME_OVER, False),
+    ([*SAME_OVER, ("b3", "bob", "y", "")], True),                      # y grows to 3: newly oversized
+    ([r for r in SAME_OVER if r[0] != "d3"], True)],                   # w shrinks to 2: no longer oversized
+    ids=["same-oversized-blocks", "a-block-grows-over", "an-oversized-block-shrinks"])
+def test_since_finds_the_oversized_blocks_from_the_touched_blocks_and_runs_in_full_when_they_differ(
+        spark, tmp_path, night2, full_run):
+    from dqkit.dedup import dedup
+    from dqkit.dedup.since import dedup_since
+
+    rows = spark.createDataFrame(NIGHT1, COLS)
+    dedup(rows, "rec_id", SMALL_BLOCKS, model=_model(), spark=spark).saving("csv").save(tmp_path / "night1")
+    table = spark.createDataFrame(night2, COLS)
+    res = dedup_since(table, tmp_path / "night1", "rec_id", SMALL_BLOCKS, max_change=1.0, spark=spark)
+    full = dedup(table, "rec_id", SMALL_BLOCKS, model=_model(), spark=spark)
+    assert res.full_run is full_run
+    assert ("oversized blocks differ" in res.full_run_reason) is full_run
+    assert _partition(_ids(res)) == _partition({r["rec_id"]: r["cluster_id"] for r in full.clusters.collect()})
+    assert {i: sorted(k) for i, k in res.oversized.items()} == {i: sorted(k) for i, k in full.oversized.items()}
+    if not full_run:  # the notes name the purged blocks as a full run's do
+        assert any("2 block(s) exceed max_block_size=2" in n for n in res.notes)
+
+
+
+def test_since_with_its_key_sets_as_broadcast_tables_and_whole_table_block_counts_gives_the_same_answer(
+        spark, tmp_path, monkeypatch):
+    # thousands of touched keys go to Spark as an Arrow table, not literals; too many touched blocks
+    # fall back to counting every block of NEW; many touched records split the comparisons into tasks
+    from dqkit.dedup import _since_scan, dedup, since
+
+    monkeypatch.setattr(since, "_INLINE_KEYS", 0)
+    monkeypatch.setattr(since, "_TOUCHED_PER_TASK", 2)
+    monkeypatch.setattr(_since_scan, "MAX_NEAR_KEYS", 0)
+    night1 = tmp_path / "night1"  # Parquet: tonight's kept clusters and matches are read from it lazily
+    dedup(spark.createDataFrame(NIGHT1, COLS), "rec_id", CONFIG, model=_model(), spark=spark).save(night1)
+    table = spark.createDataFrame(NIGHT2, COLS)
+    res = since.dedup_since(table, night1, "rec_id", CONFIG, max_change=1.0, spark=spark)
+    full = dedup(table, "rec_id", CONFIG, model=_model(), spark=spark)
+    assert not res.full_run and res.pairs_compared == 9 and _ids(res) == GOLDEN_IDS
+    pairs = {tuple(sorted((r["key_1"], r["key_2"]))) for r in res.matches.collect()}
+    assert len(pairs) == res.n_matching_pairs == full.n_matching_pairs
+    assert ("b1", "b2") not in pairs and ("a1", "a4") in pairs  # a changed record's saved match is void
+
+# Spark jobs of a tiny incremental --since run (adaptive execution off; a saved CSV run; the input a local
+# checkpoint), measured: the CSV header of the saved fingerprints 1 (none for a Parquet run), what changed
+# with the key check's counts 1 (there was a separate key check), the touched records' blocks 1, the records
+# of those blocks checkpointed 1, their sizes 1 (instead of counting every block of NEW), the touched
+# records' broadcast 1 (one for all rules) and the scored pairs 1. As many jobs as before (7), but only
+# the first two read all of NEW; the rest read the touched records and their blocks.
+SINCE_JOB_BUDGET = 7
+
+
+def test_a_tiny_incremental_since_run_stays_within_its_spark_job_budget(spark, tmp_path, monkeypatch):
+    import uuid
+
+    from dqkit import sparkutil
+    from dqkit.dedup.since import dedup_since
+
+    monkeypatch.setattr(sparkutil, "checkpoint_folder", lambda _spark: None)
+    night1 = _save_night1(spark, tmp_path / "night1")
+    table = spark.createDataFrame(NIGHT2, COLS).localCheckpoint()
+    sc = spark.sparkContext
+    group = f"dqkit-since-budget-{uuid.uuid4().hex}"
+    sc.setJobGroup(group, "dedup --since job budget")
+    try:
+        res = dedup_since(table, night1, "rec_id", CONFIG, max_change=1.0, spark=spark)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+    assert not res.full_run and res.pairs_compared == 9 and _ids(res) == GOLDEN_IDS
+    assert jobs <= SINCE_JOB_BUDGET, f"{jobs} Spark jobs, budget {SINCE_JOB_BUDGET}; stages {res.stages}"
+
+
 # ------------------------------------------------------------------------ the property, with hypothesis
 from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

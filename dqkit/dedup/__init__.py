@@ -147,18 +147,8 @@ def _oversized(records: DataFrame, rules: list[B.ParsedRule], stats: pd.DataFram
     if len(stats) == 0 or int(stats["oversized_blocks"].sum()) == 0:
         return {}, []
     blocks = B.oversized_blocks(records, rules, cfg.max_block_size, link)
-    lines = []
-    for i, found in sorted(blocks.items()):
-        s = stats.iloc[i]
-        ex = "; ".join(f"[{B.describe_block(k)}] {n} records" for k, n in found[:5])
-        lines.append(f"blocking rule {s['rule']!r}: {len(found)} block(s) exceed max_block_size="
-                     f"{cfg.max_block_size} ({ex}); {s['comparisons_skipped']:,} comparisons")
-    hint = ("make the rule finer (add a column, e.g. [surname, substr(given_name,1,1)]), or raise "
-            "max_block_size if that many comparisons are intended")
-    if refuse and cfg.on_oversized == "refuse":
-        raise ParameterError("oversized blocks: " + " | ".join(lines), hint=hint)
-    notes = [line + " skipped (the blocks are purged from this rule); " + hint for line in lines]
-    return {i: [k for k, _ in found] for i, found in blocks.items()}, notes
+    return B.oversized_notes(blocks, rules, [int(n) for n in stats["comparisons_skipped"]], cfg.max_block_size,
+                             refuse and cfg.on_oversized == "refuse")
 
 
 # ------------------------------------------------------------------------------- linking

@@ -18,6 +18,7 @@ the number of pairs each rule adds are available before any comparison (``block_
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -25,7 +26,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.dedup.config import BlockingRule, ConfigError
-from dqkit.errors import UnknownColumnError
+from dqkit.errors import ParameterError, UnknownColumnError
 from dqkit.sparkutil import col, quote_ident
 
 ID = "_dq_id"
@@ -305,3 +306,23 @@ def candidate_pairs(records: DataFrame, n_rules: int, carry: list[str], link: bo
         out = part if out is None else out.unionByName(part)
     assert out is not None
     return out
+
+
+def oversized_notes(blocks: Mapping[int, list[tuple[str, int]]], rules: list[ParsedRule], skipped: list[int],
+                    max_block_size: int, refuse: bool) -> tuple[dict[int, list[str]], list[str]]:
+    """The purged keys per rule and the warnings for the oversized ``blocks`` found (per rule, (JSON key,
+    records) largest first) and the comparisons each rule skips, or with ``refuse`` the refusal. Shared by
+    a full run (``oversized_blocks``) and ``dedup --since`` (which finds them near the touched records)."""
+    if not any(blocks.values()):
+        return {}, []
+    lines = []
+    for i, found in sorted(blocks.items()):
+        ex = "; ".join(f"[{describe_block(k)}] {n} records" for k, n in found[:5])
+        lines.append(f"blocking rule {rules[i].rule.name!r}: {len(found)} block(s) exceed max_block_size="
+                     f"{max_block_size} ({ex}); {skipped[i]:,} comparisons")
+    hint = ("make the rule finer (add a column, e.g. [surname, substr(given_name,1,1)]), or raise "
+            "max_block_size if that many comparisons are intended")
+    if refuse:
+        raise ParameterError("oversized blocks: " + " | ".join(lines), hint=hint)
+    notes = [line + " skipped (the blocks are purged from this rule); " + hint for line in lines]
+    return {i: [k for k, _ in found] for i, found in blocks.items()}, notes

@@ -37,6 +37,7 @@ from pyspark.sql import types as T
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_io as io
+from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
 from dqkit.dedup._stable_ids import components, stable_ids
@@ -45,7 +46,7 @@ from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
 from dqkit.fingerprint import FP_HI, FP_LO
 from dqkit.session import get_spark
-from dqkit.sparkutil import cancellable, col
+from dqkit.sparkutil import cancellable, checkpoint, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
 
@@ -61,16 +62,6 @@ def _read(spark: SparkSession, folder: Path, name: str, fmt: str, types: dict[st
     return df.select(*[col(c).cast(types[c]).alias(c) if c in types else col(c) for c in df.columns])
 
 
-def _changed(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
-    """``key, change`` (added, removed, changed): one full outer join of the fingerprints (lazy)."""
-    o = old_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_oh"), F.col(FP_LO).alias("_ol"))
-    n = new_fp.select(col(key).alias("_k"), F.col(FP_HI).alias("_nh"), F.col(FP_LO).alias("_nl"))
-    kind = (F.when(F.col("_oh").isNull(), F.lit("added")).when(F.col("_nh").isNull(), F.lit("removed"))
-            .when((F.col("_oh") != F.col("_nh")) | (F.col("_ol") != F.col("_nl")), F.lit("changed")))
-    return o.join(n, "_k", "full_outer").select(F.col("_k").alias("key"), kind.alias("change")) \
-        .where(F.col("change").isNotNull())
-
-
 def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFrame:
     """The candidate pairs (as ``_blocking.candidate_pairs`` makes them) with at least one touched record
     (``_dq_touched``): touched records joined to all records on each rule's block key, each pair once."""
@@ -83,8 +74,8 @@ def _touched_pairs(records: DataFrame, n_rules: int, carry: list[str]) -> DataFr
     out: DataFrame | None = None
     for i in range(n_rules):
         b = B.block_col(i)
-        joined = F.broadcast(left.where(F.col(f"{b}_a").isNotNull())).join(
-            right.where(F.col(f"{b}_b").isNotNull()), F.col(f"{b}_a") == F.col(f"{b}_b"))
+        # the same broadcast in every rule's join (a NULL key joins nothing): Spark builds it once
+        joined = F.broadcast(left).join(right.where(F.col(f"{b}_b").isNotNull()), F.col(f"{b}_a") == F.col(f"{b}_b"))
         # each pair once: a touched-untouched pair from its touched side, a touched pair from its smaller id
         joined = joined.where((F.col("_a") != F.col("_b")) & (~F.col("_bt") | (F.col("_a") < F.col("_b"))))
         same = [F.coalesce(F.col(f"{k}_a") == F.col(f"{k}_b"), F.lit(False)) for k in keys]
@@ -148,25 +139,44 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
     clock = _Clock()
     with cancellable("dedup --since"):
-        n_records = _check_key(df, key, label)
-        clock("key check")
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        changes = _changed(old_fp, io.fingerprints(df, key, cfg), key)
-        limit = int(max_change * n_records)  # more changed records than this: the cost rule's full run
-        rows = changes.limit(limit + 1).collect()
-        if len(rows) > limit:
+        changes = S.changes(io.fingerprints(df, key, cfg), old_fp, key)
+        saved_n = manifest.get("records")
+        cap = _cap(max_change, saved_n)
+        rows, more = S.collect_changes(changes, cap)  # one job: what changed, and the key check's counts
+        if more or saved_n is None or any(r["bad"] for r in rows):
+            n_records = _check_key(df, key, label)  # refuses a NULL or repeated key, naming examples
+        if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
             got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
         else:
             got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
         kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
-        clock("what changed")
+        if not more and saved_n is not None:
+            n_records = int(saved_n) + kinds["added"] - kinds["removed"]
+        clock("what changed, key check")
         n_changed = sum(kinds.values())
         share = n_changed / max(n_records, 1)
         recs = _records(df, key, cfg, rules)
-        stats = B.block_statistics(recs, rules, cfg.max_block_size)
-        oversized, warnings = _oversized(recs, rules, stats, cfg)
-        clock("block sizes")
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
+        touched = {r["key"] for r in rows if r["change"] in ("added", "changed")}
+        found, part = None, recs
+        if not more and share <= max_change and touched | set().union(*saved_over.values()):
+            # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
+            blocks = S.touched_blocks(_mark(spark, recs, touched, key_type).where(F.col(_T)), len(rules)) \
+                if touched else {i: set() for i in range(len(rules))}
+            if sum(len(k) for k in blocks.values()) <= S.MAX_NEAR_KEYS:
+                part = checkpoint(S.near(recs, blocks, saved_over))  # every later step reads this small table
+                found = S.oversized_in(part, blocks, saved_over, cfg.max_block_size)
+        elif not more:
+            found = {}
+        if found is None:
+            stats = B.block_statistics(recs, rules, cfg.max_block_size)
+            oversized, warnings = _oversized(recs, rules, stats, cfg)
+        else:
+            skipped = [sum(n * (n - 1) // 2 for _, n in found.get(i, ())) for i in range(len(rules))]
+            oversized, warnings = B.oversized_notes(found, rules, skipped, cfg.max_block_size,
+                                                    cfg.on_oversized == "refuse")
+        clock("block sizes")
         now_over = {i: sorted(k) for i, k in oversized.items() if k}
         reason = None
         if share > max_change:
@@ -178,25 +188,56 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                       stages=clock.marks)
         if reason is not None:
             return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
-        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows], columns=["key", "change"])
-        return _incremental(spark, df, key, cfg, thr, model, rules, recs, oversized, changed, folder, fmt,
+        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
+        return _incremental(spark, df, key, cfg, thr, model, rules, part, oversized, changed, folder, fmt,
                             manifest, common, t0, clock)
 
 
-#: up to this many touched keys are a literal set in the plan (no job); more are a broadcast table
-_INLINE_KEYS = 20_000
+def _cap(max_change: float, saved_records: Any) -> int | None:
+    """How many changed records to collect at most: every one that can still be under the cost rule
+    (n_changed <= max_change * records, records <= saved + n_changed); ``None``: no cap."""
+    if max_change >= 1 or saved_records is None:
+        return None
+    return int(max_change * int(saved_records) / (1 - max_change)) + 1
+
+
+#: up to this many keys are a literal set in the plan (Spark's InSet: no job, but one call into the JVM
+#: per key: ~1 ms each, seconds for thousands); more are a broadcast table sent through Arrow at once
+_INLINE_KEYS = 200
+#: touched records whose pairs one task compares
+_TOUCHED_PER_TASK = 20_000
+
+
+def _key_table(spark: SparkSession, keys: set[Any], key_type: T.DataType) -> DataFrame:
+    """``keys`` as a one-column table ``_dq_key`` (pandas through Arrow: one call, no Python worker)."""
+    integer = isinstance(key_type, T.IntegralType)
+    return spark.createDataFrame(pd.DataFrame({"_dq_key": _plain(keys, integer)}),
+                                 T.StructType([T.StructField("_dq_key", key_type)]))
 
 
 def _mark(spark: SparkSession, records: DataFrame, keys: set[Any], key_type: T.DataType) -> DataFrame:
-    """``records`` with ``_dq_touched``: its id is in ``keys``. A literal set (Spark's InSet: no job) up to
-    ``_INLINE_KEYS`` keys; beyond, a join with a broadcast table (a table made from Python data costs a
-    job with a Python worker each time a plan broadcasts it, which dominates small runs)."""
+    """``records`` with ``_dq_touched``: its id is in ``keys``. A literal set up to ``_INLINE_KEYS`` keys;
+    beyond, a join with a broadcast table."""
     if len(keys) <= _INLINE_KEYS:
         return records.withColumn(_T, F.col(B.ID).isin(sorted(keys)))
-    flags = F.broadcast(spark.createDataFrame([(v, True) for v in keys], T.StructType(
-        [T.StructField("_dq_key", key_type), T.StructField(_T, T.BooleanType())])))
+    flags = F.broadcast(_key_table(spark, keys, key_type).withColumn(_T, F.lit(True)))
     return (records.join(flags, F.col(B.ID) == F.col("_dq_key"), "left").drop("_dq_key")
             .withColumn(_T, F.coalesce(F.col(_T), F.lit(False))))
+
+
+def _without(spark: SparkSession, df: DataFrame, columns: list[str], keys: set[Any], key_type: T.DataType
+             ) -> DataFrame:
+    """``df`` without the rows whose value in any of ``columns`` is in ``keys`` (lazy)."""
+    if len(keys) <= _INLINE_KEYS:
+        lits = _plain(keys, isinstance(key_type, T.IntegralType))
+        keep = F.lit(True)
+        for c in columns:
+            keep = keep & ~F.col(c).isin(lits)
+        return df.where(keep)
+    table = F.broadcast(_key_table(spark, keys, key_type))
+    for c in columns:
+        df = df.join(table, F.col(c) == F.col("_dq_key"), "left_anti")
+    return df
 
 
 class _Clock:
@@ -250,8 +291,10 @@ def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
 def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
                  recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
                  manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock) -> DedupSinceResult:
-    """Steps 3 to 5 of the module docstring. The saved clusters and matches are read on the driver
-    (as ``dqkit dedup-diff`` reads runs): one Spark job scores the touched pairs, nothing else runs."""
+    """Steps 3 to 5 of the module docstring. ``recs`` holds the touched records' blocks whole (the
+    checkpoint of ``_since_scan.near``). The saved clusters and matches are read on the driver (as
+    ``dqkit dedup-diff`` reads runs): the touched records' broadcast and one job scoring their pairs
+    are all the Spark work; tonight's result keeps a Parquet run's untouched part in its files."""
     key_type = df.schema[key].dataType
     integer = isinstance(key_type, T.IntegralType)
     comps, columns = cfg.comparisons, cfg.columns()
@@ -264,7 +307,9 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     if touched:
         carry = [C.value_col(k) for k in range(len(columns))]
         marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
-        cand = _touched_pairs(marked, len(rules), carry)
+        # few pairs: one task per _TOUCHED_PER_TASK touched records, so the comparisons' Python workers start once,
+        # not once per rule and input partition
+        cand = _touched_pairs(marked, len(rules), carry).coalesce(max(1, -(-len(touched) // _TOUCHED_PER_TASK)))
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
         weight, _ = weight_column(model)
@@ -299,17 +344,38 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
                               largest_id=lambda: max(used_before, default=0))
     clock("re-cluster, ids")
     fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
-    clusters = pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True)
-    matches = pd.concat([_typed_pairs(kept, pair_schema), _typed_pairs(new_matches, pair_schema)], ignore_index=True)
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
-    sizes = clusters.groupby(CLUSTER).size().value_counts()
-    return DedupSinceResult(**common, clusters=spark.createDataFrame(clusters, cl_schema),
-                            matches=spark.createDataFrame(matches, pair_schema), full_run=False, full_run_reason="",
-                            changes=diff_assignments(_text(old), _text(ids)),
-                            untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
-                            retired=tuple(sorted({*retired_before, *retired}, key=str)),
-                            seconds=time.perf_counter() - t0, n_matching_pairs=len(matches),
-                            cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+    sizes = pd.concat([saved.loc[~hit].groupby(CLUSTER).size(), fresh.groupby(CLUSTER).size()]).value_counts()
+    n_matching = len(kept) + len(new_matches)
+    if fmt == "csv":  # a CSV run is read by header (a job per table): copied from the driver instead
+        clusters_df = spark.createDataFrame(pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True),
+                                            cl_schema)
+        matches_df = spark.createDataFrame(pd.concat([_typed_pairs(kept, pair_schema),
+                                                      _typed_pairs(new_matches, pair_schema)], ignore_index=True),
+                                           pair_schema)
+    else:  # the kept part of tonight's result stays in the saved Parquet (lazy: no job, nothing through the driver)
+        clusters_df = _without(spark, _read(spark, folder, "clusters", fmt, {key: key_type, CLUSTER: key_type})
+                               .select(key, CLUSTER), [CLUSTER], affected, key_type).unionByName(
+            spark.createDataFrame(fresh, cl_schema))
+        old_pairs = _read(spark, folder, "pairs", fmt, {f.name: f.dataType for f in pair_schema.fields})
+        if manifest.get("all_pairs"):
+            old_pairs = old_pairs.where(F.col("match_weight") >= F.lit(w))
+        matches_df = _without(spark, old_pairs, ["key_1", "key_2"], gone, key_type).select(
+            *[F.col(f.name).cast(f.dataType) for f in pair_schema.fields]).unionByName(
+            spark.createDataFrame(_typed_pairs(new_matches, pair_schema), pair_schema))
+    result = DedupSinceResult(**common, clusters=clusters_df, matches=matches_df, full_run=False, full_run_reason="",
+                              changes=diff_assignments(_text(old), _text(ids)),
+                              untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
+                              retired=tuple(sorted({*retired_before, *retired}, key=str)),
+                              seconds=time.perf_counter() - t0, n_matching_pairs=n_matching,
+                              cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+    clock("results")
+    return result
+
+
+def _plain(values: set[Any], integer: bool) -> list[Any]:
+    """Keys as Spark literals (plain ints or text, sorted)."""
+    return sorted(int(v) for v in values) if integer else sorted(str(v) for v in values)
 
 
 def _text(assignment: dict[Any, Any]) -> pd.Series:
