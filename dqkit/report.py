@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from dqkit.atomic import atomic_file
-from dqkit.errors import DqkitError, ParameterError, SourceError
+from dqkit.errors import DqkitError, ParameterError
 
 KERNEL = "python3"
 
@@ -470,7 +470,7 @@ def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os
     inputs = [p[k] for k in report_spec(name).paths if k != "output" and p.get(k)]
     if out_dir is not None:
         pf.check_out(out_dir, inputs, overwrite=True)  # a report folder is reused; never an input
-    out, n = p.get("output"), "sample_rows"
+    n = "sample_rows"
     pf.check_number(p.get(n), n, low=0, integer=True)
 
 

@@ -10,10 +10,9 @@ from typing import Any
 
 import pandas as pd
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from dqkit.dedup._em import FSModel
-from dqkit.dedup._result import CLUSTER, SAVE_FORMATS, golden_records
+from dqkit.dedup._result import SAVE_FORMATS, golden_records
 from dqkit.dedup.config import DedupConfig
 from dqkit.dedup.diff import KINDS, DedupDiffResult
 from dqkit.errors import ParameterError
