@@ -5,7 +5,7 @@ them updated, 8 Parquet files per side) into DIR/old and DIR/new and prints the 
 
 ``python tests/kill_driver.py run MASTER DATA OUT WORKER_PID[,PID] [--no-kill]`` runs
 ``dqkit delta DATA/old DATA/new --key t=id --format json --out OUT`` in-process on MASTER while a thread
-polls the status tracker: once the fingerprint job's result stage has finished a task and still has
+polls the status tracker: once a stage of the fingerprint job has finished a task and still has
 work left, it SIGKILLs one executor JVM whose parent is one of the given workers. Prints the CLI's JSON, then
 one line ``{"exit": code, "killed": [pids], "log": [...]}``.
 """
@@ -82,10 +82,11 @@ def run(master: str, data: str, out: str, workers: set[int], kill: bool) -> int:
                 seen[sid] = info.numCompletedTasks
                 log.append(f"{time.monotonic() - t0:6.2f} stage {sid} {info.name[:40]} "
                            f"{info.numCompletedTasks}/{info.numTasks}")
-                # the fingerprint job's result stage (``persist().count()``) with a task finished and
-                # tasks left: the victim's shuffle output and cached blocks exist and are needed again
-                if (kill and not killed and info.name.startswith("count")
-                        and 1 <= info.numCompletedTasks < info.numTasks):
+                # a stage of the fingerprint job (the kernel's first action, which also fills its cache)
+                # with a task finished and tasks left: the victim's shuffle output and cached blocks exist
+                # and are needed again
+                if (kill and not killed and info.name.startswith(("count", "first"))
+                        and "delta/kernel" in info.name and 1 <= info.numCompletedTasks < info.numTasks):
                     victims = executors_of(workers)[:1]
                     for pid in victims:
                         os.kill(pid, signal.SIGKILL)
