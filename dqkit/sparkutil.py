@@ -238,3 +238,13 @@ def checkpoint(df: DataFrame, eager: bool = True) -> DataFrame:
     if checkpoint_folder(df.sparkSession) is None:
         return df.localCheckpoint(eager=eager)
     return df.checkpoint(eager=eager)
+
+
+def checkpoint_on_read(df: DataFrame) -> DataFrame:
+    """``checkpoint(df)`` materialised by the first job that reads all of ``df``, not by a job of its own.
+
+    For a frame the caller reads whole right away (counts it, scans it): a local checkpoint is lazy, so
+    that read computes and keeps it (one job instead of two). A reliable checkpoint stays eager: a lazy
+    one would compute ``df`` a second time to write its files.
+    """
+    return checkpoint(df, eager=checkpoint_folder(df.sparkSession) is not None)

@@ -105,3 +105,22 @@ def test_fds_repaired_with_an_equality_dc_take_the_hypergraph_route(spark, monke
 def test_an_unknown_fd_route_is_refused_before_any_job(spark):
     with pytest.raises(ParameterError, match="unknown fd_route"):
         repair("data/bigdansing_table1.csv", {"f": "zipcode -> city"}, key="tid", fd_route="pairs")
+
+
+def test_a_two_round_fd_repair_of_six_rows_runs_a_bounded_number_of_spark_jobs(spark):
+    # before: 37 jobs. Now one job counts all three FDs of a detection, the FD groups and the next round's
+    # table are kept by the first job that reads them (local checkpoints made on read), and the candidate
+    # fixes, which the groupBy route never reads, are not built
+    df = spark.createDataFrame([(0, "x", "p", "k", 1), (1, "x", "p", "k", 2), (2, "x", "q", "m", 3), (3, "y", "q", "n", 3),
+                                (4, "z", "q", "n", 3), (5, None, "q", "n", None)],
+                               "id long, a string, b string, c string, d long")
+    sc = spark.sparkContext
+    sc.setJobGroup("repair-jobs", "repair job bound")
+    try:
+        res = repair(df, "a -> b\nc -> b\nd -> c", key="id", max_iterations=3, freeze_after=1)
+        repaired, changes = res.repaired.collect(), res.change_list.collect()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    jobs = len(sc.statusTracker().getJobIdsForGroup("repair-jobs"))
+    assert res.iterations == 2 and len(repaired) == 6 and len(changes) >= 3
+    assert 5 <= jobs <= 20, f"{jobs} Spark jobs"

@@ -67,9 +67,11 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
         return (a.join(b, on=cond & differs, how="inner")
                 .select(F.lit(rule.name).alias("rule"), col("a_" + TID).alias("t1"), col("b_" + TID).alias("t2")))
 
+    frame = _fd_count_frame(s, lhs, rhs[0]) if len(rhs) == 1 else None
+
     def count() -> tuple[int, int]:
-        if len(rhs) == 1:
-            row = _fd_count_frame(s, lhs, rhs[0]).collect()[0]
+        if frame is not None:
+            row = frame.collect()[0]
             return int(row["v"] or 0), int(row["cand"] or 0)
         cand = s.groupBy(*[col(c) for c in lhs]).agg(F.count(F.lit(1)).alias("_dq_c")).agg(
             F.sum(F.col("_dq_c") * (F.col("_dq_c") - 1) / 2)).collect()[0][0]
@@ -79,7 +81,7 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
                f"Detect({' or '.join(f't1.{r} != t2.{r}' for r in rhs)}) -> GenFix")
     physical = (f"Block+UCrossProduct: hash block on ({', '.join(lhs)}); blocks with one rhs value "
                 f"skipped; unordered pairs t1.tid < t2.tid inside blocks; count by block arithmetic")
-    return _Plan(rule, "Block+UCrossProduct", logical, physical, viol, count)
+    return _Plan(rule, "Block+UCrossProduct", logical, physical, viol, count, count_frame=frame)
 
 
 def _fd_count_frame(s: DataFrame, lhs: list[str], r: str) -> DataFrame:
@@ -100,7 +102,12 @@ def _dc1_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str], t
                     F.lit(None).cast(tid_type).alias("t2"))
     logical = f"Scope({', '.join(rule.columns)}) -> Detect({' and '.join(map(str, rule.predicates))}) -> GenFix"
     return _Plan(rule, "Scope+Detect", logical, "Scope+Detect: one filter over the shared scan",
-                 viol, lambda: (viol.count(), None))
+                 viol, lambda: (viol.count(), None), count_frame=_count_row(viol))
+
+
+def _count_row(viol: DataFrame) -> DataFrame:
+    """One row ``v, cand``: the number of violations, no candidate count."""
+    return viol.agg(F.count(F.lit(1)).alias("v"), F.lit(None).cast("double").alias("cand"))
 
 
 def _blocked_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]) -> _Plan:
@@ -119,7 +126,7 @@ def _blocked_plan(rule: DenialConstraint, scope: DataFrame, types: dict[str, str
     pairs = "unordered pairs t1.tid < t2.tid" if sym else "ordered pairs t1.tid != t2.tid"
     physical = f"{op}: hash block on ({keys}); {pairs} inside blocks" + (
         f"; residual {' and '.join(map(str, rest))}" if rest else "")
-    return _Plan(rule, op, logical, physical, viol, lambda: (viol.count(), None))
+    return _Plan(rule, op, logical, physical, viol, lambda: (viol.count(), None), count_frame=_count_row(viol))
 
 
 # ------------------------------------------------------------------------------------------ GenFix
@@ -173,6 +180,29 @@ def _value_text(value: Column, type_name: str) -> Column:
     if type_class(type_name) == "numeric":
         return value.cast("string")
     return F.concat(F.lit("'"), F.regexp_replace(value.cast("string"), "'", "\\\\'"), F.lit("'"))
+
+
+def _fused_counts(plans: list[_Plan]) -> dict[str, tuple[tuple[int, int | None], float]]:
+    """The counts of every plan with a ``count_frame``, from one Spark job when there are two or more:
+    ``{rule name: ((violations, candidates), seconds)}``, the job's time shared evenly between them
+    (one job on a tiny table costs more than its work; on a large one the work is the same)."""
+    framed = [p for p in plans if p.count_frame is not None]
+    if len(framed) < 2:
+        return {}
+    t0 = time.perf_counter()
+    parts = [p.count_frame.select(F.lit(i).alias("_dq_i"), F.col("v").cast("long").alias("v"),
+                                  F.col("cand").cast("double").alias("cand")) for i, p in enumerate(framed)]
+    union = parts[0]
+    for part in parts[1:]:
+        union = union.unionByName(part)
+    rows = {r["_dq_i"]: r for r in union.collect()}
+    share = (time.perf_counter() - t0) / len(framed)
+    out = {}
+    for i, p in enumerate(framed):
+        r = rows[i]
+        cand = int(r["cand"] or 0) if isinstance(p.rule, FunctionalDependency) else None
+        out[p.rule.name] = ((int(r["v"] or 0), cand), share)
+    return out
 
 
 # -------------------------------------------------------------------------------------------- main
@@ -232,6 +262,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     shared = consolidate and len(decl) > 1
     scope = df.select(tuple_ids(df, key).alias(TID), *[col(c) for c in used]) if shared else df
     plans: list[_Plan] = []
+    planned: list[float] = []  # seconds spent planning each rule
     summaries: list[RuleSummary] = []
     scan_seconds = 0.0
     try:
@@ -241,7 +272,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
                 scope = scope.persist()
                 scope.count()  # the one shared scan
                 scan_seconds = time.perf_counter() - t0
-            for done, rule in enumerate(rule_list, start=1):
+            for rule in rule_list:
                 t0 = time.perf_counter()
                 rscope = scope if shared or isinstance(rule, UDFRule) else df.select(
                     tuple_ids(df, key).alias(TID), *[col(c) for c in rule.columns])
@@ -255,13 +286,23 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
                     plan = _blocked_plan(rule, rscope, types)
                 else:
                     plan = _ocjoin_plan(rule, rscope, types, tid_type, nb_parts, spark)
-                nviol, ncand = plan.count()
-                seconds = time.perf_counter() - t0
                 plans.append(plan)
-                summaries.append(RuleSummary(rule.name, rule.kind, str(rule), plan.operator, int(nviol), seconds,
-                                             None if ncand is None else int(ncand), dict(plan.details)))
+                planned.append(time.perf_counter() - t0)
+            fused = _fused_counts(plans)
+            for done, (plan, seconds) in enumerate(zip(plans, planned), start=1):
+                t0 = time.perf_counter()
+                if plan.rule.name in fused:
+                    (nviol, ncand), share = fused[plan.rule.name]
+                    seconds += share
+                    plan.details["_counted_with"] = len(fused)
+                else:
+                    nviol, ncand = plan.count()  # (may add to the plan's details)
+                details = dict(plan.details)
+                seconds += time.perf_counter() - t0
+                summaries.append(RuleSummary(plan.rule.name, plan.rule.kind, str(plan.rule), plan.operator,
+                                             int(nviol), seconds, None if ncand is None else int(ncand), details))
                 if progress is not None:
-                    progress("detect", rule.name, done, len(rule_list))
+                    progress("detect", plan.rule.name, done, len(rule_list))
     except BaseException:
         if shared:  # a failed or cancelled run keeps nothing cached
             scope.unpersist()

@@ -29,6 +29,9 @@ class _Plan:
     violations: Any  # DataFrame, or a callable building it on first use
     count: Any  # callable () -> (violations, candidates | None)
     details: dict[str, Any] = field(default_factory=dict)
+    # the same counts as one lazy row ``v, cand`` (long, long or NULL), when they are a plain aggregation:
+    # detection then counts all such rules in one Spark job (``dqkit.detect.detect``)
+    count_frame: Any = None
 
 
 def _side_frames(rule: DenialConstraint, scope: DataFrame, types: dict[str, str]

@@ -56,7 +56,7 @@ from dqkit.session import get_spark
 from dqkit.keys import check_key, check_reserved
 from dqkit.rules import validate_rules
 from dqkit.sources import CATALOG_PREFIX, read_table
-from dqkit.sparkutil import cancellable, checkpoint, col
+from dqkit.sparkutil import cancellable, checkpoint, checkpoint_on_read, col
 from dqkit.violations import row_position, tuple_ids
 
 __all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS", "FD_ROUTES",
@@ -153,12 +153,11 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     detections: list[dict[str, int]] = []  # violations per rule: the input, then after each round
     changes: list[DataFrame] = []
     counts: DataFrame | None = None  # (tid, attr, n): times each cell was changed
-    first_fixes: DataFrame | None = None
     first_detection = None
     iterations = 0
     stop = "no violation"
     with cancellable("the repair"):
-        current = current.transform(checkpoint)
+        current = checkpoint_on_read(current)  # materialised by the first detection's scan
         while True:
             det = detect(current.drop(HIDDEN_POS), rule_list, key=tid, spark=spark, name=label, trust_key=True)
             detections.append(det.counts)
@@ -170,9 +169,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             if iterations >= max_iterations:
                 stop = f"max_iterations={max_iterations} reached"
                 break
-            fixes = det.candidate_fixes
-            if first_fixes is None:
-                first_fixes = fixes
+            # candidate fixes are built only where read (the FD groupBy route never needs them)
             frozen = None if counts is None else counts.where(F.col("n") >= freeze_after).select("tid", "attr")
             t0 = time.perf_counter()
             entry: dict[str, Any] = {"iteration": iterations + 1, "violations": det.total_violations}
@@ -180,15 +177,15 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             parts: list[DataFrame] = []
             if fd_groups:  # classes from one aggregation per FD: no pair, no fix is built
                 delta, stats = fd_group_repair(current, [by_name[r] for r in ec_rules], tid, type_names, frozen)
-                delta = delta.withColumn("method", F.lit("equivalence-class")).transform(checkpoint)
+                delta = checkpoint_on_read(delta.withColumn("method", F.lit("equivalence-class")))  # counted below
                 entry.update(stats)
                 parts.append(delta)
             elif ec_rules:
                 # only the cell = cell fixes serve; materialised once, as the classes read them several times
-                eq = fixes.where(F.col("rule").isin(ec_rules) & (F.col("op") == "=")
+                eq = det.candidate_fixes.where(F.col("rule").isin(ec_rules) & (F.col("op") == "=")
                                  & F.col("rhs_tid").isNotNull()).transform(checkpoint)
                 delta, stats = equivalence_class_repair(eq, key=tid, frozen=frozen)
-                delta = delta.withColumn("method", F.lit("equivalence-class")).transform(checkpoint)
+                delta = checkpoint_on_read(delta.withColumn("method", F.lit("equivalence-class")))  # counted below
                 entry.update(stats)
                 parts.append(delta)
             if cc_rules and fn is not None:
@@ -213,13 +210,13 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
             iterations += 1
             # an FD group change names its violation itself (dqkit.repair.fdgroups); the others by the fixes
             logged = [p.select(*cols, "violation_id") if "violation_id" in p.columns
-                      else with_violation_ids(p.select(*cols), fixes) for p in parts]
+                      else with_violation_ids(p.select(*cols), det.candidate_fixes) for p in parts]
             log = logged[0] if len(logged) == 1 else logged[0].unionByName(logged[1])
             changes.append(log.withColumn("iteration", F.lit(iterations)))
             step = delta.groupBy("tid", "attr").agg(F.count(F.lit(1)).alias("n"))
             counts = step if counts is None else (counts.unionByName(step).groupBy("tid", "attr")
-                                                  .agg(F.sum("n").alias("n"))).transform(checkpoint)
-            current = apply_changes(current, tid, delta, attrs, types).transform(checkpoint)
+                                                  .agg(F.sum("n").alias("n")))  # small: each round's delta is checkpointed
+            current = checkpoint_on_read(apply_changes(current, tid, delta, attrs, types))  # read by the next detection
             if det is not first_detection:
                 det.unpersist()
             if progress is not None:
@@ -234,7 +231,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
                         iterations=iterations, history=tuple(history), detections=tuple(detections), final=det,
                         max_iterations=max_iterations,
                         freeze_after=freeze_after, stop_reason=stop,
-                        input_paths=(table,) if isinstance(table, str) else (), first_fixes=first_fixes,
+                        input_paths=(table,) if isinstance(table, str) else (),
                         rule_methods=routes, first_detection=first_detection, dry_run=dry_run)
 
 

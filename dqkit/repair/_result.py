@@ -45,7 +45,6 @@ class RepairResult(Result):
     stop_reason: str
     input_paths: tuple[Any, ...] = ()
     notes: tuple[str, ...] = field(default=())
-    first_fixes: DataFrame | None = None  # candidate fixes of the first detection (class-size chart)
     rule_methods: dict[str, str] = field(default_factory=dict)  # rule -> the method that repaired it
     first_detection: Any = None  # DetectionResult on the input (its violation hypergraph)
     dry_run: bool = False  # saving writes the change list only (no repaired table)

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from dqkit.components import run_connected_components
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import checkpoint, col
+from dqkit.sparkutil import checkpoint_on_read, col
 from dqkit.violations import not_null
 
 __all__ = ["FD_ROUTES", "fd_group_repair", "fd_families"]
@@ -119,7 +119,7 @@ def fd_group_repair(table: DataFrame, rules: Sequence[FunctionalDependency], tid
             keep = groups.select(*xs, _V, _T, _G, _P)
             members.setdefault(attr, []).append(cells.join(keep, [*xs, _V, _T]).select("tid", _T, _G, _P))
             continue
-        groups = groups.transform(checkpoint)  # read by the votes and the changes
+        groups = checkpoint_on_read(groups)  # read by the votes and the changes (kept by the first)
         if attr in fz_of:  # frozen cells per (group, value): few, joined to the group rows
             nf = (cells.join(fz_of[attr], "tid").groupBy(*xs, _V, _T).agg(F.count(F.lit(1)).alias(_NF)))
             groups = groups.join(nf, [*xs, _V, _T], "left").fillna(0, [_NF])
@@ -135,7 +135,7 @@ def fd_group_repair(table: DataFrame, rules: Sequence[FunctionalDependency], tid
         m = parts[0]
         for p in parts[1:]:
             m = m.unionByName(p)
-        m = m.transform(checkpoint)  # read by the edges, the votes and the changes
+        m = checkpoint_on_read(m)  # read by the edges, the votes and the changes (kept by the first)
         first = F.min(_G).over(Window.partitionBy("tid"))
         edges = m.select(F.col(_G).alias("src"), first.alias("dst")).where(F.col("src") != F.col("dst")).distinct()
         run = run_connected_components(edges)
@@ -154,7 +154,7 @@ def fd_group_repair(table: DataFrame, rules: Sequence[FunctionalDependency], tid
     allv = votes[0]
     for v in votes[1:]:
         allv = allv.unionByName(v)
-    allv = allv.transform(checkpoint)
+    allv = checkpoint_on_read(allv)  # kept by the class statistics below, read again by the changes
     pick = F.min(F.struct((-F.col(_NF)).alias("a"), (-F.col(_N)).alias("b"), F.col(_T).alias("v")))
     target = allv.groupBy(_CLS).agg(pick["v"].alias("_dq_target"))
     rules_of = class_rules[0]
