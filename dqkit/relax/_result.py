@@ -22,7 +22,7 @@ from dqkit.relax.model import TID, WORLD_RHS, cand_col, cell_worlds, format_worl
 from dqkit.relax.plan import explain_text
 from dqkit.relax.sql import ColRef, Query
 from dqkit.result import Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import checkpoint, col
+from dqkit.sparkutil import checkpoint_on_read, col
 
 SEP = " ‖ "
 
@@ -267,8 +267,10 @@ class QueryResult(Result):
     def materialize(self) -> QueryResult:
         """Hold the answer and the dirty answer in Spark's memory, cut from the tables they were read
         from, so this result stays readable once those files are replaced (a saved ``--state``)."""
-        self.answer = self.answer.transform(checkpoint)
-        self.dirty = self.dirty.transform(checkpoint)
+        self.answer = checkpoint_on_read(self.answer)
+        self.dirty = checkpoint_on_read(self.dirty)
+        n_answer, n_dirty = self.answer.count(), self.dirty.count()  # these counts keep them
+        self._cache.setdefault("counts", {}).update(answer=n_answer, dirty=n_dirty)
         self.counts()
         return self
 

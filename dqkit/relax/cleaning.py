@@ -21,7 +21,7 @@ from dqkit.relax.plan import cond_column
 from dqkit.relax.sql import BoolOp, Query
 from dqkit.relax.table import DaisyTable, unchecked_ids, with_checks
 from dqkit.rules import DenialConstraint, FunctionalDependency
-from dqkit.sparkutil import checkpoint, col
+from dqkit.sparkutil import checkpoint, checkpoint_on_read, col
 
 
 class CleaningOperators:
@@ -58,8 +58,8 @@ class CleaningOperators:
                      trace: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> None:
         """clean_σ on one table: relax, decide (cost model), clean the unchecked relaxed tuples, update."""
         # the answer keeps its rule attributes: relaxation starts from them without re-reading the table
-        answer = sel.select(TID, *[col(c) for c in t.rule_columns]).transform(checkpoint)
-        q_i = answer.count()
+        answer = checkpoint_on_read(sel.select(TID, *[col(c) for c in t.rule_columns]))
+        q_i = answer.count()  # keeps it
         by_name = {r.name: r for r in [*t.fds, *t.dcs]}
         fd_rules = [(by_name[r["rule"]], r["mode"]) for r in injected if isinstance(by_name[r["rule"]], FunctionalDependency)]
         dc_rules = [by_name[r["rule"]] for r in injected if isinstance(by_name[r["rule"]], DenialConstraint)]
@@ -84,7 +84,7 @@ class CleaningOperators:
                 to_clean, n_relaxed, eps_i = relaxed, q_i, 0
             else:
                 # ε_i: the relaxed tuples still to clean (unchecked tuples of dirty groups), kept once for the count and the cleaning
-                flags = relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left").transform(checkpoint)
+                flags = checkpoint_on_read(relaxed.join(unchecked_all.select(TID, F.lit(1).alias("_dq_u")), TID, "left"))
                 to_clean = flags.where(F.col("_dq_u").isNotNull()).select(TID)
                 row = flags.agg(F.count(F.lit(1)).alias("n"),
                                 F.sum(F.when(F.col("_dq_u").isNotNull(), 1).otherwise(0)).alias("e")).collect()[0]

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from dqkit.relax.model import CAND_TYPE, TID, WORLD_RHS, world_of_lhs
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import checkpoint, col
+from dqkit.sparkutil import checkpoint, checkpoint_on_read, col
 from dqkit.violations import not_null
 
 C = "_dq_c"
@@ -68,11 +68,13 @@ def compute_stats(rule: FunctionalDependency, base: DataFrame, types: dict[str, 
     """Group statistics of ``rule`` (one aggregation job for the summary numbers)."""
     lhs, rhs = list(rule.lhs), rule.rhs[0]
     nn = base.where(not_null(lhs + [rhs], types))
-    pairs = nn.groupBy(*[col(c) for c in lhs], col(rhs)).agg(F.count(F.lit(1)).alias(C)).transform(checkpoint)
+    # both kept by the first job that reads them whole: the summary below (pairs), relaxation (dirty)
+    pairs = checkpoint_on_read(nn.groupBy(*[col(c) for c in lhs], col(rhs)).agg(F.count(F.lit(1)).alias(C)))
     groups = pairs.groupBy(*[col(c) for c in lhs]).agg(F.sum(C).alias("_dq_n"), F.count(F.lit(1)).alias("_dq_nd"))
     dirty_groups = groups.where(F.col("_dq_nd") > 1)
     dirty = (base.select(TID, *[col(c) for c in lhs], col(rhs)).where(not_null(lhs + [rhs], types))
-             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi")).transform(checkpoint)
+             .join(dirty_groups.select(*[col(c) for c in lhs]), on=lhs, how="left_semi"))
+    dirty = checkpoint_on_read(dirty)
     row = dirty_groups.agg(F.count(F.lit(1)).alias("g"), F.sum("_dq_n").alias("t"),
                            F.avg("_dq_nd").alias("p")).collect()[0]
     return FDStats(rule, pairs, dirty, int(row["t"] or 0), int(row["g"] or 0), float(row["p"] or 0.0))
@@ -106,7 +108,7 @@ def relax(stats: FDStats, base: DataFrame, answer: DataFrame, mode: str, trace: 
             found = found.join(F.broadcast(ky), on=[rhs], how="left")
             hit = hit | F.col("_dq_fy").isNotNull()
         found = found.where(hit).select(TID, *[col(c) for c in lhs], col(rhs))
-        extra = found.join(F.broadcast(relaxed), TID, "left_anti").transform(checkpoint)
+        extra = checkpoint_on_read(found.join(F.broadcast(relaxed), TID, "left_anti"))  # kept by the sample's sort
         rows = extra.select(TID).orderBy(TID).limit(sample + 1).collect()
         added = extra.count() if len(rows) > sample else len(rows)  # a second job only past the sample
         trace.append({"rule": stats.rule.name, "iteration": it, "added": added,

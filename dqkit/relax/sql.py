@@ -389,7 +389,7 @@ def parse_query(text: str, schemas: Mapping[str, Sequence[str]]) -> Query:
         for i in items:
             if i.func is None and i.col not in group:
                 raise UnsupportedQueryError(f"{i.col} is selected but neither grouped nor aggregated",
-                                            hint=f"add it to GROUP BY or aggregate it")
+                                            hint="add it to GROUP BY or aggregate it")
     names = [i.name for i in items]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
