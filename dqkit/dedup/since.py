@@ -37,6 +37,7 @@ from pyspark.sql import types as T
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_io as io
+from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
@@ -46,7 +47,7 @@ from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
 from dqkit.fingerprint import FP_HI, FP_LO
 from dqkit.session import get_spark
-from dqkit.sparkutil import cancellable, checkpoint, col
+from dqkit.sparkutil import cancellable, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
 
@@ -140,10 +141,11 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
     clock = _Clock()
     with cancellable("dedup --since"):
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        changes = S.changes(io.fingerprints(df, key, cfg), old_fp, key)
+        # one job: what changed, the key check's counts and the touched records' block hashes
+        changes = S.changes(S.new_side(df, key, cfg, rules), old_fp, key, len(rules))
         saved_n = manifest.get("records")
         cap = _cap(max_change, saved_n)
-        rows, more = S.collect_changes(changes, cap)  # one job: what changed, and the key check's counts
+        rows, more = S.collect_changes(changes, cap)
         if more or saved_n is None or any(r["bad"] for r in rows):
             n_records = _check_key(df, key, label)  # refuses a NULL or repeated key, naming examples
         if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
@@ -159,14 +161,15 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         recs = _records(df, key, cfg, rules)
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
         touched = {r["key"] for r in rows if r["change"] in ("added", "changed")}
-        found, part = None, recs
+        found, part, near = None, recs, None
         if not more and share <= max_change and touched | set().union(*saved_over.values()):
             # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
-            blocks = S.touched_blocks(_mark(spark, recs, touched, key_type).where(F.col(_T)), len(rules)) \
-                if touched else {i: set() for i in range(len(rules))}
+            blocks = S.blocks_of(rows, len(rules))
             if sum(len(k) for k in blocks.values()) <= S.MAX_NEAR_KEYS:
-                part = checkpoint(S.near(recs, blocks, saved_over))  # every later step reads this small table
-                found = S.oversized_in(part, blocks, saved_over, cfg.max_block_size)
+                # one job: their records on the driver, where their block sizes and pairs are counted
+                near = P.collect_near(S.near(recs, blocks, saved_over), len(rules),
+                                      [C.value_col(k) for k in range(len(cfg.columns()))])
+                found = P.oversized_in(near, blocks, saved_over, cfg.max_block_size)
         elif not more:
             found = {}
         if found is None:
@@ -189,7 +192,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         if reason is not None:
             return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
         changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
-        return _incremental(spark, df, key, cfg, thr, model, rules, part, oversized, changed, folder, fmt,
+        return _incremental(spark, df, key, cfg, thr, model, rules, part, near, oversized, changed, folder, fmt,
                             manifest, common, t0, clock)
 
 
@@ -289,12 +292,14 @@ def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
 
 
 def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
-                 recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
-                 manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock) -> DedupSinceResult:
-    """Steps 3 to 5 of the module docstring. ``recs`` holds the touched records' blocks whole (the
-    checkpoint of ``_since_scan.near``). The saved clusters and matches are read on the driver (as
-    ``dqkit dedup-diff`` reads runs): the touched records' broadcast and one job scoring their pairs
-    are all the Spark work; tonight's result keeps a Parquet run's untouched part in its files."""
+                 recs: DataFrame, near: Any, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path,
+                 fmt: str, manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock
+                 ) -> DedupSinceResult:
+    """Steps 3 to 5 of the module docstring. ``near`` (an Arrow table, ``_since_pairs.collect_near``) holds
+    the touched records' blocks whole: their pairs are made on the driver and scored in one job. Without
+    it (more block keys than ``_since_scan.MAX_NEAR_KEYS``), the pairs are joined in Spark from ``recs``.
+    The saved clusters and matches are read on the driver (as ``dqkit dedup-diff`` reads runs); tonight's
+    result keeps a Parquet run's untouched part in its files."""
     key_type = df.schema[key].dataType
     integer = isinstance(key_type, T.IntegralType)
     comps, columns = cfg.comparisons, cfg.columns()
@@ -304,12 +309,18 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     w = probability_to_weight(thr)
     pair_schema = _pairs_schema(key_type, comps)
     # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
-    if touched:
-        carry = [C.value_col(k) for k in range(len(columns))]
+    carry = [C.value_col(k) for k in range(len(columns))]
+    cand = None
+    if touched and near is not None:
+        pairs_tbl = P.touched_pairs(near, touched, len(rules), oversized, carry)
+        if pairs_tbl.num_rows:
+            cand = spark.createDataFrame(pairs_tbl, _cand_schema(recs, carry))
+    elif touched:
         marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
         # few pairs: one task per _TOUCHED_PER_TASK touched records, so the comparisons' Python workers start once,
         # not once per rule and input partition
         cand = _touched_pairs(marked, len(rules), carry).coalesce(max(1, -(-len(touched) // _TOUCHED_PER_TASK)))
+    if cand is not None:
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
         weight, _ = weight_column(model)
@@ -371,6 +382,14 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
                               cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
     clock("results")
     return result
+
+
+def _cand_schema(recs: DataFrame, carry: list[str]) -> T.StructType:
+    """The schema of ``_touched_pairs``' rows: the pair's ids, first rule, rules mask and both sides' values."""
+    types = {f.name: f.dataType for f in recs.schema.fields}
+    return T.StructType([T.StructField(B.ID1, types[B.ID]), T.StructField(B.ID2, types[B.ID]),
+                         T.StructField(B.FIRST, T.IntegerType()), T.StructField(B.RULES, T.LongType()),
+                         *[T.StructField(f"{c}_{s}", types[c]) for c in carry for s in ("l", "r")]])
 
 
 def _plain(values: set[Any], integer: bool) -> list[Any]:
