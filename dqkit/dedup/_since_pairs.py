@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.dedup import _blocking as B
+from dqkit.dedup._since_saved import is_in as _isin
 
 __all__ = ["collect_near", "oversized_in", "touched_pairs", "hash_col", "json_col"]
 
@@ -56,11 +57,6 @@ def _whole(tbl: pa.Table, i: int, hashes: set[int], saved: list[str]) -> np.ndar
     if saved:
         keep |= _isin(tbl.column(json_col(i)), pa.array(sorted(saved), pa.string()))
     return keep
-
-
-def _isin(values: Any, value_set: pa.Array) -> np.ndarray:
-    """``values`` in ``value_set`` as booleans (NULL: False)."""
-    return np.asarray(pc.fill_null(pc.is_in(values, value_set=value_set.cast(values.type)), False))
 
 
 def oversized_in(tbl: pa.Table, blocks: dict[int, set[int]], saved: dict[int, list[str]], max_block_size: int

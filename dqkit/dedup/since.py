@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -38,6 +40,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_io as io
 from dqkit.dedup import _since_pairs as P
+from dqkit.dedup import _since_saved as SV
 from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
@@ -334,33 +337,43 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     new_matches = compared[compared["match_weight"].astype(float) >= w]
     clock("score the touched pairs")
     edges_new = list(zip(new_matches["key_1"], new_matches["key_2"]))
-    # the saved matches; those with a removed or changed record are void
-    saved = _saved(folder, "clusters", fmt, integer, (key, CLUSTER))
-    pairs = _saved(folder, "pairs", fmt, integer, ("key_1", "key_2"))
+    # the saved matches (Arrow, dqkit.dedup._since_saved); those with a removed or changed record are void
+    cl = SV.read(folder, "clusters", fmt, integer, (key, CLUSTER), [key, CLUSTER])
+    pairs = SV.read(folder, "pairs", fmt, integer, ("key_1", "key_2"),
+                    None if fmt == "csv" else ["key_1", "key_2", "match_weight"])
     if manifest.get("all_pairs"):
-        pairs = pairs[pairs["match_weight"].astype(float) >= w]
-    kept = pairs[~pairs["key_1"].isin(gone) & ~pairs["key_2"].isin(gone)]
+        pairs = pairs.filter(pc.greater_equal(pc.cast(pairs.column("match_weight"), pa.float64()), w))
+    void = SV.is_in(pairs.column("key_1"), gone) | SV.is_in(pairs.column("key_2"), gone)
     # 4. the old clusters the change reaches, and their records (a closed part of the match graph)
     reach = gone | {k for e in edges_new for k in e}
-    affected = set(saved.loc[saved[key].isin(reach), CLUSTER])
-    hit = saved[CLUSTER].isin(affected)
-    old = dict(zip(saved.loc[hit, key], saved.loc[hit, CLUSTER]))
+    keys_a, ids_a = cl.column(key), cl.column(CLUSTER)
+    affected_a = pc.unique(ids_a.filter(pa.array(SV.is_in(keys_a, reach))))
+    affected = set(affected_a.to_pylist())
+    hit = pa.array(SV.is_in(ids_a, affected_a))
+    old = dict(zip(keys_a.filter(hit).to_pylist(), ids_a.filter(hit).to_pylist()))
     inner = set(old) - gone
-    in_part = kept["key_1"].isin(inner)
-    new = components(inner | touched, [*zip(kept.loc[in_part, "key_1"], kept.loc[in_part, "key_2"]), *edges_new])
+    in_part = pa.array(~void & SV.is_in(pairs.column("key_1"), inner))
+    new = components(inner | touched, [*zip(pairs.column("key_1").filter(in_part).to_pylist(),
+                                            pairs.column("key_2").filter(in_part).to_pylist()), *edges_new])
     # 5. stable ids
     retired_before = set(manifest.get("retired_ids") or ())
-    used_before = set(saved[CLUSTER]) | retired_before
-    ids, retired = stable_ids(old, new, lambda s: set(s) & used_before, integer=integer,
-                              largest_id=lambda: max(used_before, default=0))
+    every_id = pc.unique(ids_a)
+
+    def taken(s: set[Any]) -> set[Any]:
+        return {k for k, t in zip(list(s), SV.is_in(pa.array(list(s), every_id.type), every_id)) if t} | (
+            set(s) & retired_before)
+
+    ids, retired = stable_ids(old, new, taken, integer=integer,
+                              largest_id=lambda: max([*retired_before, pc.max(every_id).as_py() or 0]))
     clock("re-cluster, ids")
     fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
-    sizes = pd.concat([saved.loc[~hit].groupby(CLUSTER).size(), fresh.groupby(CLUSTER).size()]).value_counts()
-    n_matching = len(kept) + len(new_matches)
+    sizes = SV.size_histogram(ids_a, affected_a, ids.values())
+    n_matching = int(pairs.num_rows - void.sum()) + len(new_matches)
     if fmt == "csv":  # a CSV run is read by header (a job per table): copied from the driver instead
-        clusters_df = spark.createDataFrame(pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True),
+        clusters_df = spark.createDataFrame(pd.concat([cl.filter(pc.invert(hit)).to_pandas(), fresh], ignore_index=True),
                                             cl_schema)
+        kept = pairs.filter(pa.array(~void)).to_pandas()
         matches_df = spark.createDataFrame(pd.concat([_typed_pairs(kept, pair_schema),
                                                       _typed_pairs(new_matches, pair_schema)], ignore_index=True),
                                            pair_schema)
@@ -379,7 +392,7 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
                               untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
                               retired=tuple(sorted({*retired_before, *retired}, key=str)),
                               seconds=time.perf_counter() - t0, n_matching_pairs=n_matching,
-                              cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+                              cluster_sizes=sizes)
     clock("results")
     return result
 
