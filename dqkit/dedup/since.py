@@ -41,6 +41,7 @@ from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_io as io
 from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_saved as SV
+from dqkit.dedup import _since_score as SC
 from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
@@ -172,6 +173,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 # one job: their records on the driver, where their block sizes and pairs are counted
                 near = P.collect_near(S.near(recs, blocks, saved_over), len(rules),
                                       [C.value_col(k) for k in range(len(cfg.columns()))])
+                clock("touched blocks' records")
                 found = P.oversized_in(near, blocks, saved_over, cfg.max_block_size)
         elif not more:
             found = {}
@@ -210,6 +212,8 @@ def _cap(max_change: float, saved_records: Any) -> int | None:
 #: up to this many keys are a literal set in the plan (Spark's InSet: no job, but one call into the JVM
 #: per key: ~1 ms each, seconds for thousands); more are a broadcast table sent through Arrow at once
 _INLINE_KEYS = 200
+#: the touched pairs are scored on the driver where that gives Spark's levels exactly (dqkit.dedup._since_score)
+_DRIVER_SCORING = True
 #: touched records whose pairs one task compares
 _TOUCHED_PER_TASK = 20_000
 
@@ -313,10 +317,13 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     pair_schema = _pairs_schema(key_type, comps)
     # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
     carry = [C.value_col(k) for k in range(len(columns))]
-    cand = None
+    cand, compared = None, None
     if touched and near is not None:
         pairs_tbl = P.touched_pairs(near, touched, len(rules), oversized, carry)
-        if pairs_tbl.num_rows:
+        clock("touched pairs")
+        if pairs_tbl.num_rows and _DRIVER_SCORING and SC.scorable(comps, dtypes):  # no Spark job (_since_score)
+            compared = SC.score(pairs_tbl, comps, columns, model, [r.rule.name for r in rules])
+        elif pairs_tbl.num_rows:
             cand = spark.createDataFrame(pairs_tbl, _cand_schema(recs, carry))
     elif touched:
         marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
@@ -330,7 +337,7 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
         scored = levelled.select("*", weight.alias("match_weight")).withColumn(
             "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
         compared = _pairs_frame(scored, [r.rule.name for r in rules], comps).toPandas()
-    else:
+    elif compared is None:
         compared = pd.DataFrame(columns=[f.name for f in pair_schema.fields])
     if integer:
         compared[["key_1", "key_2"]] = compared[["key_1", "key_2"]].astype("int64")
