@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -37,6 +39,9 @@ from pyspark.sql import types as T
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_io as io
+from dqkit.dedup import _since_pairs as P
+from dqkit.dedup import _since_saved as SV
+from dqkit.dedup import _since_score as SC
 from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
@@ -46,7 +51,7 @@ from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
 from dqkit.fingerprint import FP_HI, FP_LO
 from dqkit.session import get_spark
-from dqkit.sparkutil import cancellable, checkpoint, col
+from dqkit.sparkutil import cancellable, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
 
@@ -140,10 +145,11 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
     clock = _Clock()
     with cancellable("dedup --since"):
         old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        changes = S.changes(io.fingerprints(df, key, cfg), old_fp, key)
+        # one job: what changed, the key check's counts and the touched records' block hashes
+        changes = S.changes(S.new_side(df, key, cfg, rules), old_fp, key, len(rules))
         saved_n = manifest.get("records")
         cap = _cap(max_change, saved_n)
-        rows, more = S.collect_changes(changes, cap)  # one job: what changed, and the key check's counts
+        rows, more = S.collect_changes(changes, cap)
         if more or saved_n is None or any(r["bad"] for r in rows):
             n_records = _check_key(df, key, label)  # refuses a NULL or repeated key, naming examples
         if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
@@ -159,14 +165,16 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         recs = _records(df, key, cfg, rules)
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
         touched = {r["key"] for r in rows if r["change"] in ("added", "changed")}
-        found, part = None, recs
+        found, part, near = None, recs, None
         if not more and share <= max_change and touched | set().union(*saved_over.values()):
             # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
-            blocks = S.touched_blocks(_mark(spark, recs, touched, key_type).where(F.col(_T)), len(rules)) \
-                if touched else {i: set() for i in range(len(rules))}
+            blocks = S.blocks_of(rows, len(rules))
             if sum(len(k) for k in blocks.values()) <= S.MAX_NEAR_KEYS:
-                part = checkpoint(S.near(recs, blocks, saved_over))  # every later step reads this small table
-                found = S.oversized_in(part, blocks, saved_over, cfg.max_block_size)
+                # one job: their records on the driver, where their block sizes and pairs are counted
+                near = P.collect_near(S.near(recs, blocks, saved_over), len(rules),
+                                      [C.value_col(k) for k in range(len(cfg.columns()))])
+                clock("touched blocks' records")
+                found = P.oversized_in(near, blocks, saved_over, cfg.max_block_size)
         elif not more:
             found = {}
         if found is None:
@@ -189,7 +197,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         if reason is not None:
             return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
         changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
-        return _incremental(spark, df, key, cfg, thr, model, rules, part, oversized, changed, folder, fmt,
+        return _incremental(spark, df, key, cfg, thr, model, rules, part, near, oversized, changed, folder, fmt,
                             manifest, common, t0, clock)
 
 
@@ -204,6 +212,8 @@ def _cap(max_change: float, saved_records: Any) -> int | None:
 #: up to this many keys are a literal set in the plan (Spark's InSet: no job, but one call into the JVM
 #: per key: ~1 ms each, seconds for thousands); more are a broadcast table sent through Arrow at once
 _INLINE_KEYS = 200
+#: the touched pairs are scored on the driver where that gives Spark's levels exactly (dqkit.dedup._since_score)
+_DRIVER_SCORING = True
 #: touched records whose pairs one task compares
 _TOUCHED_PER_TASK = 20_000
 
@@ -289,12 +299,14 @@ def _typed_pairs(frame: pd.DataFrame, schema: T.StructType) -> pd.DataFrame:
 
 
 def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: float, model: Any, rules: list[Any],
-                 recs: DataFrame, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path, fmt: str,
-                 manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock) -> DedupSinceResult:
-    """Steps 3 to 5 of the module docstring. ``recs`` holds the touched records' blocks whole (the
-    checkpoint of ``_since_scan.near``). The saved clusters and matches are read on the driver (as
-    ``dqkit dedup-diff`` reads runs): the touched records' broadcast and one job scoring their pairs
-    are all the Spark work; tonight's result keeps a Parquet run's untouched part in its files."""
+                 recs: DataFrame, near: Any, oversized: dict[int, list[str]], changed: pd.DataFrame, folder: Path,
+                 fmt: str, manifest: dict[str, Any], common: dict[str, Any], t0: float, clock: _Clock
+                 ) -> DedupSinceResult:
+    """Steps 3 to 5 of the module docstring. ``near`` (an Arrow table, ``_since_pairs.collect_near``) holds
+    the touched records' blocks whole: their pairs are made on the driver and scored in one job. Without
+    it (more block keys than ``_since_scan.MAX_NEAR_KEYS``), the pairs are joined in Spark from ``recs``.
+    The saved clusters and matches are read on the driver (as ``dqkit dedup-diff`` reads runs); tonight's
+    result keeps a Parquet run's untouched part in its files."""
     key_type = df.schema[key].dataType
     integer = isinstance(key_type, T.IntegralType)
     comps, columns = cfg.comparisons, cfg.columns()
@@ -304,52 +316,71 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     w = probability_to_weight(thr)
     pair_schema = _pairs_schema(key_type, comps)
     # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
-    if touched:
-        carry = [C.value_col(k) for k in range(len(columns))]
+    carry = [C.value_col(k) for k in range(len(columns))]
+    cand, compared = None, None
+    if touched and near is not None:
+        pairs_tbl = P.touched_pairs(near, touched, len(rules), oversized, carry)
+        clock("touched pairs")
+        if pairs_tbl.num_rows and _DRIVER_SCORING and SC.scorable(comps, dtypes):  # no Spark job (_since_score)
+            compared = SC.score(pairs_tbl, comps, columns, model, [r.rule.name for r in rules])
+        elif pairs_tbl.num_rows:
+            cand = spark.createDataFrame(pairs_tbl, _cand_schema(recs, carry))
+    elif touched:
         marked = _mark(spark, B.purge_oversized(recs, oversized), touched, key_type)
         # few pairs: one task per _TOUCHED_PER_TASK touched records, so the comparisons' Python workers start once,
         # not once per rule and input partition
         cand = _touched_pairs(marked, len(rules), carry).coalesce(max(1, -(-len(touched) // _TOUCHED_PER_TASK)))
+    if cand is not None:
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
         weight, _ = weight_column(model)
         scored = levelled.select("*", weight.alias("match_weight")).withColumn(
             "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
         compared = _pairs_frame(scored, [r.rule.name for r in rules], comps).toPandas()
-    else:
+    elif compared is None:
         compared = pd.DataFrame(columns=[f.name for f in pair_schema.fields])
     if integer:
         compared[["key_1", "key_2"]] = compared[["key_1", "key_2"]].astype("int64")
     new_matches = compared[compared["match_weight"].astype(float) >= w]
     clock("score the touched pairs")
     edges_new = list(zip(new_matches["key_1"], new_matches["key_2"]))
-    # the saved matches; those with a removed or changed record are void
-    saved = _saved(folder, "clusters", fmt, integer, (key, CLUSTER))
-    pairs = _saved(folder, "pairs", fmt, integer, ("key_1", "key_2"))
+    # the saved matches (Arrow, dqkit.dedup._since_saved); those with a removed or changed record are void
+    cl = SV.read(folder, "clusters", fmt, integer, (key, CLUSTER), [key, CLUSTER])
+    pairs = SV.read(folder, "pairs", fmt, integer, ("key_1", "key_2"),
+                    None if fmt == "csv" else ["key_1", "key_2", "match_weight"])
     if manifest.get("all_pairs"):
-        pairs = pairs[pairs["match_weight"].astype(float) >= w]
-    kept = pairs[~pairs["key_1"].isin(gone) & ~pairs["key_2"].isin(gone)]
+        pairs = pairs.filter(pc.greater_equal(pc.cast(pairs.column("match_weight"), pa.float64()), w))
+    void = SV.is_in(pairs.column("key_1"), gone) | SV.is_in(pairs.column("key_2"), gone)
     # 4. the old clusters the change reaches, and their records (a closed part of the match graph)
     reach = gone | {k for e in edges_new for k in e}
-    affected = set(saved.loc[saved[key].isin(reach), CLUSTER])
-    hit = saved[CLUSTER].isin(affected)
-    old = dict(zip(saved.loc[hit, key], saved.loc[hit, CLUSTER]))
+    keys_a, ids_a = cl.column(key), cl.column(CLUSTER)
+    affected_a = pc.unique(ids_a.filter(pa.array(SV.is_in(keys_a, reach))))
+    affected = set(affected_a.to_pylist())
+    hit = pa.array(SV.is_in(ids_a, affected_a))
+    old = dict(zip(keys_a.filter(hit).to_pylist(), ids_a.filter(hit).to_pylist()))
     inner = set(old) - gone
-    in_part = kept["key_1"].isin(inner)
-    new = components(inner | touched, [*zip(kept.loc[in_part, "key_1"], kept.loc[in_part, "key_2"]), *edges_new])
+    in_part = pa.array(~void & SV.is_in(pairs.column("key_1"), inner))
+    new = components(inner | touched, [*zip(pairs.column("key_1").filter(in_part).to_pylist(),
+                                            pairs.column("key_2").filter(in_part).to_pylist()), *edges_new])
     # 5. stable ids
     retired_before = set(manifest.get("retired_ids") or ())
-    used_before = set(saved[CLUSTER]) | retired_before
-    ids, retired = stable_ids(old, new, lambda s: set(s) & used_before, integer=integer,
-                              largest_id=lambda: max(used_before, default=0))
+    every_id = pc.unique(ids_a)
+
+    def taken(s: set[Any]) -> set[Any]:
+        return {k for k, t in zip(list(s), SV.is_in(pa.array(list(s), every_id.type), every_id)) if t} | (
+            set(s) & retired_before)
+
+    ids, retired = stable_ids(old, new, taken, integer=integer,
+                              largest_id=lambda: max([*retired_before, pc.max(every_id).as_py() or 0]))
     clock("re-cluster, ids")
     fresh = pd.DataFrame({key: list(ids), CLUSTER: list(ids.values())})
     cl_schema = T.StructType([T.StructField(key, key_type), T.StructField(CLUSTER, key_type)])
-    sizes = pd.concat([saved.loc[~hit].groupby(CLUSTER).size(), fresh.groupby(CLUSTER).size()]).value_counts()
-    n_matching = len(kept) + len(new_matches)
+    sizes = SV.size_histogram(ids_a, affected_a, ids.values())
+    n_matching = int(pairs.num_rows - void.sum()) + len(new_matches)
     if fmt == "csv":  # a CSV run is read by header (a job per table): copied from the driver instead
-        clusters_df = spark.createDataFrame(pd.concat([saved.loc[~hit, [key, CLUSTER]], fresh], ignore_index=True),
+        clusters_df = spark.createDataFrame(pd.concat([cl.filter(pc.invert(hit)).to_pandas(), fresh], ignore_index=True),
                                             cl_schema)
+        kept = pairs.filter(pa.array(~void)).to_pandas()
         matches_df = spark.createDataFrame(pd.concat([_typed_pairs(kept, pair_schema),
                                                       _typed_pairs(new_matches, pair_schema)], ignore_index=True),
                                            pair_schema)
@@ -368,9 +399,17 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
                               untouched=int(manifest["clusters"]) - len(affected), pairs_compared=len(compared),
                               retired=tuple(sorted({*retired_before, *retired}, key=str)),
                               seconds=time.perf_counter() - t0, n_matching_pairs=n_matching,
-                              cluster_sizes={int(k): int(v) for k, v in sorted(sizes.items())})
+                              cluster_sizes=sizes)
     clock("results")
     return result
+
+
+def _cand_schema(recs: DataFrame, carry: list[str]) -> T.StructType:
+    """The schema of ``_touched_pairs``' rows: the pair's ids, first rule, rules mask and both sides' values."""
+    types = {f.name: f.dataType for f in recs.schema.fields}
+    return T.StructType([T.StructField(B.ID1, types[B.ID]), T.StructField(B.ID2, types[B.ID]),
+                         T.StructField(B.FIRST, T.IntegerType()), T.StructField(B.RULES, T.LongType()),
+                         *[T.StructField(f"{c}_{s}", types[c]) for c in carry for s in ("l", "r")]])
 
 
 def _plain(values: set[Any], integer: bool) -> list[Any]:
