@@ -59,7 +59,9 @@ from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rule
 from dqkit.session import get_spark
 from dqkit.sources import read_table
 from dqkit.sparkutil import cancellable, col
-from dqkit.since_manifest import FINGERPRINTS, check_saved, rule_columns, saved_manifest
+from dqkit.since_manifest import (
+    FINGERPRINTS, check_saved, identity_counts, pairs_unique, rule_columns, saved_manifest,
+)
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
 #: The crossover measured with benchmarks/bench_since.py is in docs/performance.md ("detect --since").
@@ -70,12 +72,23 @@ K1, K2 = "key1", "key2"
 __all__ = ["detect_since", "MAX_CHANGE", "identities", "restrict", "row_fingerprints", "partners_rule"]
 
 
-def identities(violations: DataFrame) -> DataFrame:
-    """``rule, t1, t2`` violations as distinct identities ``rule, k1, k2`` (sorted keys, k2 NULL for one row)."""
+def identities(violations: DataFrame, distinct: bool = True) -> DataFrame:
+    """``rule, t1, t2`` violations as distinct identities ``rule, k1, k2`` (sorted keys, k2 NULL for one row).
+
+    ``distinct=False`` when the rules list each identity once (``pairs_unique``): no shuffle, a stream."""
     t1, t2 = F.col("t1"), F.col("t2")
-    return violations.select(
+    out = violations.select(
         "rule", F.when(t2.isNull(), t1).otherwise(F.least(t1, t2)).alias(K1),
-        F.when(t2.isNull(), t2).otherwise(F.greatest(t1, t2)).alias(K2)).distinct()
+        F.when(t2.isNull(), t2).otherwise(F.greatest(t1, t2)).alias(K2))
+    return out.distinct() if distinct else out
+
+
+def _ids(violations: DataFrame, rules: list[Any]) -> DataFrame:
+    """The identities of ``rules``' violations in ``violations`` (``rule, t1, t2``), distinct only when one
+    of the rules may list an identity twice (an asymmetric DC whose two orders can both violate)."""
+    names = [r.name for r in rules]
+    return identities(violations.where(F.col("rule").isin(names)),
+                      distinct=not all(pairs_unique(r) for r in rules))
 
 
 def row_fingerprints(df: DataFrame, key: str, columns: list[str]) -> DataFrame:
@@ -281,13 +294,15 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
     cols = rule_columns(rule_list)
     manifest = saved_manifest(since)
     old: DataFrame | None = None
+    saved_n: dict[str, int] = {}  # the saved result's identities per rule (its manifest), where exact
     check_reserved([c for c in types if c != key], table=label, command="detect --since")
     new_fp = row_fingerprints(new, key, cols)
     if manifest is not None:
         check_saved(manifest, since, rule_list, key, types)
         folder = Path(since).expanduser()
         old_fp = spark.read.parquet((folder / FINGERPRINTS).as_posix())
-        saved = identities(spark.read.parquet((folder / "violations").as_posix()))
+        saved = spark.read.parquet((folder / "violations").as_posix())  # rule, t1, t2 (read lazily)
+        saved_n = identity_counts(manifest, rule_list)
     else:
         old = read_table(since, spark)
         otypes = {f.name: f.dataType.simpleString() for f in old.schema.fields}
@@ -312,7 +327,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             large = share > max_change
             full_rules = [r for r in rule_list if large or partners_rule(r)]
             rest_rules = [r for r in rule_list if r not in full_rules]
-            full_names, rest_names = [r.name for r in full_rules], [r.name for r in rest_rules]
+            rest_names = [r.name for r in rest_rules]
             olds: list[DataFrame] = []  # identities on OLD's side and on NEW's, diffed by one aggregation
             news: list[DataFrame] = []
             rest: DataFrame | None = None  # violations among unchanged rows (persisting), listed lazily
@@ -320,17 +335,21 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             if full_rules:
                 news.append(_full(new, new_rows, full_rules, key, spark, label))
                 olds.append(_full(old, old_rows, full_rules, key, spark, str(since)) if old is not None
-                            else saved.where(F.col("rule").isin(full_names)))
+                            else _ids(saved, full_rules))
             if rest_rules:
                 news.append(_restricted(new_rows, rest_rules, changed, key, subs))
                 if old is None:
-                    mine = saved.where(F.col("rule").isin(rest_names))
+                    # the saved list is streamed past a broadcast of the changed keys, never shuffled: the
+                    # touched part is diffed; the rest persists, counted as the saved count minus resolved
+                    mine = _ids(saved, rest_rules)
                     olds.append(touching(mine, changed, key))
-                    rest = counted = touching(mine, changed, key, touch=False)
+                    rest = touching(mine, changed, key, touch=False)
+                    recount = [n for n in rest_names if n not in saved_n]  # a result from an older dqkit
+                    counted = rest.where(F.col("rule").isin(recount)) if recount else None
                 else:
                     olds.append(_restricted(old_rows, rest_rules, changed, key, subs))
-                    rest = touching(identities(lazy_violations(new_rows, rest_rules, key)), changed, key, touch=False)
-                    counted = rest
+                    mine = lazy_violations(new_rows, rest_rules, key)
+                    rest = counted = touching(_ids(mine, rest_rules), changed, key, touch=False)
             tagged = _tagged(olds, news).persist()
             counts = _counts(tagged, counted)
             per_rule = []
@@ -341,7 +360,9 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                     how, n_rest = "full: " + ("the change is large" if large else str(partners_rule(r))), 0
                 else:
                     how = "changed rows and their partners"
-                    n_rest = c.get("rest", 0)
+                    # saved count = untouched (persisting as they are) + touched (resolved or both)
+                    n_rest = (saved_n[r.name] - n_gone - n_both if old is None and r.name in saved_n
+                              else c.get("rest", 0))
                 mine_t = tagged.where(F.col("rule") == r.name)
                 frames = {"new": _which(mine_t, "new"), "resolved": _which(mine_t, "resolved")}
                 both = _which(mine_t, "both")
