@@ -13,7 +13,12 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
   (violations not touching ``C``) + ``A_old & A_new``.
 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
-detection at all), else from NEW, listed and counted; the lists stay lazy.
+detection at all), else from NEW, listed and counted; the lists stay lazy. With a saved result nothing
+is proportional to the persisting violations but one stream over the saved list (``A_old`` is the saved
+violations touching ``C``, a broadcast probe of the changed keys; the rest is that stream filtered, never
+shuffled or recounted): a rule's persisting count is the saved result's count of its identities
+(``manifest.json``, ``identities``) minus its resolved ones. A rule whose two orders may both violate
+(``pairs_unique`` false) or a result from an older dqkit has no such count: its rest is counted.
 
 FDs are the exception, by measurement: an FD's full detection is grouped over its left-hand side
 (``dqkit.detect.fd_pairs``), and restricting it costs that same grouping (its changed blocks
