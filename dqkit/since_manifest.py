@@ -33,15 +33,45 @@ def rule_columns(rules: Sequence[Any]) -> list[str]:
     return sorted({c for r in rules for c in getattr(r, "columns", ())})
 
 
+def pairs_unique(rule: Any) -> bool:
+    """Whether a detection lists each violation of ``rule`` once as an identity (sorted keys), so the
+    saved rows of a rule need no ``distinct`` and their count is its count of identities.
+
+    True for FDs and symmetric DCs (unordered pairs, ``t1 < t2``), one-tuple DCs, and asymmetric DCs
+    with a strict order between the same column of both tuples (``t1.salary > t2.salary``: ``(a, b)`` and
+    ``(b, a)`` cannot both violate). False otherwise (UDF rules, other asymmetric DCs: both orders may).
+    """
+    kind = getattr(rule, "kind", None)
+    if kind == "fd":
+        return True
+    if kind != "dc":
+        return False
+    if rule.arity == 1 or rule.symmetric:
+        return True
+    return any(p.op in ("<", ">") and getattr(p.right, "column", None) == p.left.column
+               for p in rule.cross_predicates)
+
+
 def make_manifest(rules: Sequence[Any], key: str | None, table: Any, mode: str,
-                  schema: Mapping[str, str]) -> dict[str, Any]:
-    """The manifest of a detection result (``detect --out``): what a later ``--since`` checks."""
+                  schema: Mapping[str, str], counts: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The manifest of a detection result (``detect --out``): what a later ``--since`` checks.
+
+    ``counts``: each rule's saved violations as identities (rule + sorted keys), where exact; a later
+    ``--since`` takes a rule's persisting count as this minus its resolved ones instead of recounting
+    the saved list (``identity_counts``)."""
     cols = rule_columns(rules)
     return {"dqkit": "detect", "format": FORMAT, "rules_sha256": rules_digest(rules),
             "rules": [getattr(r, "name", str(r)) for r in rules], "key": key,
             "input": str(table), "mode": mode, "columns": cols,
             "schema": {c: schema[c] for c in ([key] if key else []) + cols if c in schema},
-            "fingerprints": FINGERPRINTS if key and mode == "violations" else None}
+            "fingerprints": FINGERPRINTS if key and mode == "violations" else None,
+            "identities": {k: int(v) for k, v in (counts or {}).items()} if mode == "violations" else {}}
+
+
+def identity_counts(manifest: Mapping[str, Any], rules: Sequence[Any]) -> dict[str, int]:
+    """The saved identity count of each of ``rules`` the manifest holds (none from an older dqkit)."""
+    got = manifest.get("identities") or {}
+    return {r.name: int(got[r.name]) for r in rules if isinstance(got.get(r.name), int) and got[r.name] >= 0}
 
 
 def saved_manifest(path: Any) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from dqkit.errors import RuleError
 from dqkit.result import Chart, Facts, Result, Table, Verdict
-from dqkit.since_manifest import FINGERPRINTS, MANIFEST, make_manifest
+from dqkit.since_manifest import FINGERPRINTS, MANIFEST, make_manifest, pairs_unique
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,8 @@ class DetectionResult(Result):
         from dqkit import render
 
         (folder / "plan.txt").write_text(self.explain(), encoding="utf-8")
-        manifest = make_manifest(self.rules, self.key, self.table, self.mode, self.schema)
+        counts = {s.name: s.violations for r, s in zip(self.rules, self.summaries) if pairs_unique(r)}
+        manifest = make_manifest(self.rules, self.key, self.table, self.mode, self.schema, counts)
         (folder / MANIFEST).write_text(render.dumps(manifest), encoding="utf-8")
 
     def plot_violation_graph(self, rule: str | None = None, max_edges: int = 200):

@@ -65,13 +65,13 @@ class SinceResult(Result):
         """Violations in NEW: new plus persisting."""
         return self.count("new") + self.count("persisting")
 
-    def violations(self, which: str) -> DataFrame:
-        """One list over every rule: ``rule, key1, key2``, sorted."""
+    def violations(self, which: str, sort: bool = True) -> DataFrame:
+        """One list over every rule: ``rule, key1, key2``, sorted (``sort=False``: as computed, no shuffle)."""
         frames = [r.frames[which] for r in self.per_rule]
         out = frames[0]
         for f in frames[1:]:
             out = out.unionByName(f)
-        return out.orderBy("rule", "key1", "key2")
+        return out.orderBy("rule", "key1", "key2") if sort else out
 
     def unpersist(self) -> None:
         """Release what the run cached (changed keys, the per-rule lists)."""
@@ -137,9 +137,13 @@ class SinceResult(Result):
 
     def frames(self, **_: Any) -> dict[str, DataFrame]:
         """The three lists, plus what makes this folder a saved result of NEW for the next ``--since``:
-        ``violations`` (new and persisting, ``rule, t1, t2``) and ``row_fingerprints``."""
-        out = {w: self.violations(w) for w in LISTS}
-        both = self.violations("new").unionByName(self.violations("persisting"))
+        ``violations`` (new and persisting, ``rule, t1, t2``) and ``row_fingerprints``.
+
+        New and resolved are sorted; persisting (and ``violations``) is written as computed, e.g. with a
+        saved OLD its list streamed past the changed keys then the touched ones still holding: sorting
+        it would shuffle every persisting violation, the one cost ``--since`` must not pay."""
+        out = {w: self.violations(w, sort=w != "persisting") for w in LISTS}
+        both = self.violations("new", sort=False).unionByName(self.violations("persisting", sort=False))
         out["violations"] = both.select("rule", F.col("key1").alias("t1"), F.col("key2").alias("t2"))
         if self.fingerprints is not None:
             out["row_fingerprints"] = self.fingerprints
@@ -149,5 +153,6 @@ class SinceResult(Result):
         return [p for p in (self.table, self.since) if isinstance(p, str)]
 
     def _save_extra(self, folder: Path) -> None:
-        manifest = make_manifest(self.rules, self.key, self.table, "violations", self.schema)
+        counts = {r.name: r.counts["new"] + r.counts["persisting"] for r in self.per_rule}
+        manifest = make_manifest(self.rules, self.key, self.table, "violations", self.schema, counts)
         (folder / MANIFEST).write_text(render.dumps(manifest), encoding="utf-8")

@@ -13,22 +13,30 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
   (violations not touching ``C``) + ``A_old & A_new``.
 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
-detection at all), else from NEW, listed and counted; the lists stay lazy.
+detection at all), else from NEW, listed and counted; the lists stay lazy. With a saved result nothing
+is proportional to the persisting violations but one stream over the saved list (``A_old`` is the saved
+violations touching ``C``, a broadcast probe of the changed keys; the rest is that stream filtered, never
+shuffled or recounted): a rule's persisting count is the saved result's count of its identities
+(``manifest.json``, ``identities``) minus its resolved ones. A rule whose two orders may both violate
+(``pairs_unique`` false) or a result from an older dqkit has no such count: its rest is counted.
 
-FDs are the exception, by measurement: an FD's full detection is grouped over its left-hand side
-(``dqkit.detect.fd_pairs``), and restricting it costs that same grouping (its changed blocks
-are known only by grouping every row) plus the matching of OLD's violations to ``C``. So every FD is
+FDs are the exception when OLD is a table (or a saved result without the FD's count), by measurement:
+an FD's full detection is grouped over its left-hand side (``dqkit.detect.fd_pairs``), and its persisting
+violations need that full detection of NEW anyway. So such an FD is
 detected in full on each side's cached rows (OLD's violations read from the saved result) and diffed:
 1.62x / 1.11x / 0.74x of the baseline at 0.1 / 1 / 5 % changed, against 0.81x / 0.78x / 0.54x for the
 changed blocks only, in the same window, with the row-pairing version of ``fd_pairs``
-(docs/performance.md, "detect --since").
+(docs/performance.md, "detect --since"). With a saved count (``partners_rule(counted=True)``) an FD
+is restricted like a DC: its persisting count is the saved count minus resolved, so nothing groups
+every row of NEW.
 
 Spark jobs and passes (what dominates on small and medium tables):
 
-* ONE shuffle by key over both sides (``_by_key``, cached) gives each key's rows per side, its change
-  and each side's values of the rules' columns; ONE job over it gives the key checks of NEW (and of
-  OLD when a table; a refusal reads exactly as ``check_key``'s, via ``refuse_key``) and the change
-  kinds. Every later step reads that cache, not the tables (but a UDF or OCJoin rule on the full path).
+* ONE shuffle by key over both sides (``_by_key``, cached) gives each key's rows per side and its
+  change; only keys and fingerprints are shuffled, and the same job fills the cache of each side's
+  rows (``_rows``: the key and the rules' columns). ONE job over it gives the key checks of NEW (and
+  of OLD when a table; a refusal reads exactly as ``check_key``'s, via ``refuse_key``) and the change
+  kinds. Every later step reads these caches, not the tables (but a UDF or OCJoin rule on the full path).
 * An FD's violations are grouped over its left-hand side (``dqkit.detect.fd_pairs``): only blocks that
   violate are paired, a block's rhs groups crossed. No semi join, no broadcast.
 * DCs: every rule's restricted detection is one lazy frame per side (``lazy_violations`` over the union
@@ -59,7 +67,9 @@ from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rule
 from dqkit.session import get_spark
 from dqkit.sources import read_table
 from dqkit.sparkutil import cancellable, col
-from dqkit.since_manifest import FINGERPRINTS, check_saved, rule_columns, saved_manifest
+from dqkit.since_manifest import (
+    FINGERPRINTS, check_saved, identity_counts, pairs_unique, rule_columns, saved_manifest,
+)
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
 #: The crossover measured with benchmarks/bench_since.py is in docs/performance.md ("detect --since").
@@ -70,12 +80,23 @@ K1, K2 = "key1", "key2"
 __all__ = ["detect_since", "MAX_CHANGE", "identities", "restrict", "row_fingerprints", "partners_rule"]
 
 
-def identities(violations: DataFrame) -> DataFrame:
-    """``rule, t1, t2`` violations as distinct identities ``rule, k1, k2`` (sorted keys, k2 NULL for one row)."""
+def identities(violations: DataFrame, distinct: bool = True) -> DataFrame:
+    """``rule, t1, t2`` violations as distinct identities ``rule, k1, k2`` (sorted keys, k2 NULL for one row).
+
+    ``distinct=False`` when the rules list each identity once (``pairs_unique``): no shuffle, a stream."""
     t1, t2 = F.col("t1"), F.col("t2")
-    return violations.select(
+    out = violations.select(
         "rule", F.when(t2.isNull(), t1).otherwise(F.least(t1, t2)).alias(K1),
-        F.when(t2.isNull(), t2).otherwise(F.greatest(t1, t2)).alias(K2)).distinct()
+        F.when(t2.isNull(), t2).otherwise(F.greatest(t1, t2)).alias(K2))
+    return out.distinct() if distinct else out
+
+
+def _ids(violations: DataFrame, rules: list[Any]) -> DataFrame:
+    """The identities of ``rules``' violations in ``violations`` (``rule, t1, t2``), distinct only when one
+    of the rules may list an identity twice (an asymmetric DC whose two orders can both violate)."""
+    names = [r.name for r in rules]
+    return identities(violations.where(F.col("rule").isin(names)),
+                      distinct=not all(pairs_unique(r) for r in rules))
 
 
 def row_fingerprints(df: DataFrame, key: str, columns: list[str]) -> DataFrame:
@@ -95,15 +116,20 @@ def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
     return j.select(F.col("_dq_k").alias(key), change.alias("change")).where(F.col("change").isNotNull())
 
 
-#: Why an FD is always detected in full on each side (``fd_pairs``, no join) and diffed: measured faster than
-#: restricting it at every share tried (docs/performance.md, "detect --since").
+#: Why an FD is detected in full on each side (``fd_pairs``, no join) and diffed when OLD is a table (or a
+#: saved result without its count): measured faster than restricting it at every share tried
+#: (docs/performance.md, "detect --since"), since its persisting violations need a full detection anyway.
 FD_FULL = "an FD: measured faster in full than restricted"
 
 
-def partners_rule(rule: Any) -> str | None:
-    """Why ``rule`` is detected in full on both sides, or None when its partners can be restricted."""
+def partners_rule(rule: Any, counted: bool = False) -> str | None:
+    """Why ``rule`` is detected in full on both sides, or None when its partners can be restricted.
+
+    ``counted``: OLD is a saved result holding the rule's identity count, so its persisting violations
+    need no detection at all (saved count minus resolved): an FD is then restricted to the changed
+    blocks like a DC, instead of grouping every row of NEW."""
     if isinstance(rule, FunctionalDependency):
-        return FD_FULL
+        return None if counted else FD_FULL
     if isinstance(rule, UDFRule):
         return "a UDF rule: its partners are unknown"
     if isinstance(rule, DenialConstraint) and rule.arity == 2 and not _equalities(rule):
@@ -170,7 +196,7 @@ def _restricted(side: DataFrame, rules: list[Any], changed: DataFrame, key: str,
 
 def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key: str, spark: SparkSession,
           name: str) -> DataFrame:
-    """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_side``) when
+    """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_rows``) when
     the rules allow it, else by ``detect`` over the table ``side`` itself (a UDF rule may read any column)."""
     fds = [r for r in rules if isinstance(r, FunctionalDependency)]  # grouped, no join (``fd_pairs``)
     lazy = [r for r in rules if lazy_capable(r) and r not in fds]
@@ -188,40 +214,33 @@ def _pairs(violations: DataFrame) -> DataFrame:
     return violations.select("rule", F.col("t1").alias(K1), F.col("t2").alias(K2))
 
 
-_S, _NV, _OV, _NN, _NO = "_dq_s", "_dq_nv", "_dq_ov", "_dq_nn", "_dq_no"
+_S, _NN, _NO = "_dq_s", "_dq_nn", "_dq_no"
 
 
-def _by_key(new: DataFrame, old: DataFrame, key: str, cols: list[str], *, table: bool) -> DataFrame:
+def _rows(df: DataFrame, key: str, cols: list[str]) -> DataFrame:
+    """One side's rows: the key and the rules' columns (cached by the caller, filled by ``_by_key``'s job)."""
+    return df.select(col(key), *[col(c) for c in cols if c != key])
+
+
+def _by_key(new_rows: DataFrame, old: DataFrame, key: str, cols: list[str], *, table: bool) -> DataFrame:
     """ONE shuffle by key over both sides: per key value, its rows on each side (``_dq_nn``, ``_dq_no``: the
-    key checks), the change (inserted, deleted, updated by fingerprint, or NULL) and each side's values of
-    the rules' columns (a struct; only NEW's when ``old`` is a saved result's fingerprints). Cached by the
-    caller: every later step (restrictions, FD blocks, the lists) reads it instead of the tables."""
-    hi, lo = row_fingerprint(new, cols)
-    vals = F.struct(*[col(c) for c in cols])
-    n = new.select(col(key).alias("_dq_k"), hi.alias(FP_HI), lo.alias(FP_LO), vals.alias("_dq_v"), F.lit(1).alias(_S))
-    if table:
-        ohi, olo = row_fingerprint(old, cols)
-        o = old.select(col(key).alias("_dq_k"), ohi.alias(FP_HI), olo.alias(FP_LO), vals.alias("_dq_v"),
-                       F.lit(0).alias(_S))
-    else:
-        o = old.select(col(key).alias("_dq_k"), F.col(FP_HI), F.col(FP_LO),
-                       F.lit(None).cast(n.schema["_dq_v"].dataType).alias("_dq_v"), F.lit(0).alias(_S))
+    key checks) and the change (inserted, deleted, updated by fingerprint, or NULL). ``old``: OLD's rows
+    (``_rows``) when ``table``, else a saved result's fingerprints. Only keys and fingerprints are
+    shuffled (fixed-width: a hash aggregation, no sort); the sides' values stay in the caller's caches of
+    ``_rows``, which this job fills as it reads them. Cached by the caller."""
+    def fp(rows: DataFrame, side: int) -> DataFrame:
+        hi, lo = row_fingerprint(rows, cols)
+        return rows.select(col(key).alias("_dq_k"), hi.alias(FP_HI), lo.alias(FP_LO), F.lit(side).alias(_S))
+
+    o = fp(old, 0) if table else old.select(col(key).alias("_dq_k"), F.col(FP_HI), F.col(FP_LO), F.lit(0).alias(_S))
     side = F.col(_S)
-    per = n.unionByName(o).groupBy("_dq_k").agg(
+    per = fp(new_rows, 1).unionByName(o).groupBy("_dq_k").agg(
         F.count(F.when(side == 1, 1)).alias(_NN), F.count(F.when(side == 0, 1)).alias(_NO),
-        F.first(F.when(side == 1, F.struct(FP_HI, FP_LO, "_dq_v")), ignorenulls=True).alias(_NV),
-        F.first(F.when(side == 0, F.struct(FP_HI, FP_LO, "_dq_v")), ignorenulls=True).alias(_OV))
-    nv, ov = F.col(_NV), F.col(_OV)
+        *[F.max(F.when(side == s_, F.col(c))).alias(f"_dq_{s_}{c}") for s_ in (1, 0) for c in (FP_HI, FP_LO)])
+    n_hi, n_lo, o_hi, o_lo = (F.col(f"_dq_{s_}{c}") for s_ in (1, 0) for c in (FP_HI, FP_LO))
     change = (F.when(F.col(_NO) == 0, F.lit("inserted")).when(F.col(_NN) == 0, F.lit("deleted"))
-              .when((nv[FP_HI] != ov[FP_HI]) | (nv[FP_LO] != ov[FP_LO]), F.lit("updated")))
-    return per.select(F.col("_dq_k").alias(key), _NN, _NO, change.alias("change"),
-                      nv["_dq_v"].alias(_NV), ov["_dq_v"].alias(_OV))
-
-
-def _side(per: DataFrame, key: str, cols: list[str], *, new: bool) -> DataFrame:
-    """One side's rows from ``_by_key`` (read from its cache): the key and the rules' columns."""
-    v, n = (F.col(_NV), _NN) if new else (F.col(_OV), _NO)
-    return per.where(F.col(n) > 0).select(col(key), *[v.getField(c).alias(c) for c in cols if c != key])
+              .when((n_hi != o_hi) | (n_lo != o_lo), F.lit("updated")))
+    return per.select(F.col("_dq_k").alias(key), _NN, _NO, change.alias("change"))
 
 
 def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None) -> tuple[int, int | None, dict[str, int]]:
@@ -281,13 +300,14 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
     cols = rule_columns(rule_list)
     manifest = saved_manifest(since)
     old: DataFrame | None = None
+    saved_n: dict[str, int] = {}  # the saved result's identities per rule (its manifest), where exact
     check_reserved([c for c in types if c != key], table=label, command="detect --since")
-    new_fp = row_fingerprints(new, key, cols)
     if manifest is not None:
         check_saved(manifest, since, rule_list, key, types)
         folder = Path(since).expanduser()
         old_fp = spark.read.parquet((folder / FINGERPRINTS).as_posix())
-        saved = identities(spark.read.parquet((folder / "violations").as_posix()))
+        saved = spark.read.parquet((folder / "violations").as_posix())  # rule, t1, t2 (read lazily)
+        saved_n = identity_counts(manifest, rule_list)
     else:
         old = read_table(since, spark)
         otypes = {f.name: f.dataType.simpleString() for f in old.schema.fields}
@@ -299,20 +319,24 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                                       f"{label}: {', '.join(diff)}",
                                       hint="compare versions with the same types, or cast them first")
     with cancellable("detect --since"):
-        per = _by_key(new, old if old is not None else old_fp, key, cols, table=old is not None).persist()
+        # each side's rows read once (cached as the change job reads them); every later step reads these
+        new_rows = _rows(new, key, cols).persist()
+        old_rows = _rows(old, key, cols).persist() if old is not None else None
+        per = _by_key(new_rows, old_rows if old_rows is not None else old_fp, key, cols,
+                      table=old is not None).persist()
+        new_fp = row_fingerprints(new_rows, key, cols)
         tagged: DataFrame | None = None
         subs: list[DataFrame] = []  # the cached restrictions, one per side
         try:
             rows_new, rows_old, kinds = _key_checks(per, key, label, None if old is None else str(since))
             changed = per.where(F.col("change").isNotNull()).select(key, "change")
-            new_rows = _side(per, key, cols, new=True)
-            old_rows = _side(per, key, cols, new=False) if old is not None else None
             n_changed = sum(kinds.values())
             share = n_changed / max(rows_new, 1)
             large = share > max_change
-            full_rules = [r for r in rule_list if large or partners_rule(r)]
+            why = {r.name: partners_rule(r, old is None and r.name in saved_n) for r in rule_list}
+            full_rules = [r for r in rule_list if large or why[r.name]]
             rest_rules = [r for r in rule_list if r not in full_rules]
-            full_names, rest_names = [r.name for r in full_rules], [r.name for r in rest_rules]
+            rest_names = [r.name for r in rest_rules]
             olds: list[DataFrame] = []  # identities on OLD's side and on NEW's, diffed by one aggregation
             news: list[DataFrame] = []
             rest: DataFrame | None = None  # violations among unchanged rows (persisting), listed lazily
@@ -320,17 +344,21 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
             if full_rules:
                 news.append(_full(new, new_rows, full_rules, key, spark, label))
                 olds.append(_full(old, old_rows, full_rules, key, spark, str(since)) if old is not None
-                            else saved.where(F.col("rule").isin(full_names)))
+                            else _ids(saved, full_rules))
             if rest_rules:
                 news.append(_restricted(new_rows, rest_rules, changed, key, subs))
                 if old is None:
-                    mine = saved.where(F.col("rule").isin(rest_names))
+                    # the saved list is streamed past a broadcast of the changed keys, never shuffled: the
+                    # touched part is diffed; the rest persists, counted as the saved count minus resolved
+                    mine = _ids(saved, rest_rules)
                     olds.append(touching(mine, changed, key))
-                    rest = counted = touching(mine, changed, key, touch=False)
+                    rest = touching(mine, changed, key, touch=False)
+                    recount = [n for n in rest_names if n not in saved_n]  # a result from an older dqkit
+                    counted = rest.where(F.col("rule").isin(recount)) if recount else None
                 else:
                     olds.append(_restricted(old_rows, rest_rules, changed, key, subs))
-                    rest = touching(identities(lazy_violations(new_rows, rest_rules, key)), changed, key, touch=False)
-                    counted = rest
+                    mine = lazy_violations(new_rows, rest_rules, key)
+                    rest = counted = touching(_ids(mine, rest_rules), changed, key, touch=False)
             tagged = _tagged(olds, news).persist()
             counts = _counts(tagged, counted)
             per_rule = []
@@ -338,10 +366,12 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 c = counts.get(r.name, {})
                 n_new, n_gone, n_both = c.get("new", 0), c.get("resolved", 0), c.get("both", 0)
                 if r in full_rules:
-                    how, n_rest = "full: " + ("the change is large" if large else str(partners_rule(r))), 0
+                    how, n_rest = "full: " + ("the change is large" if large else str(why[r.name])), 0
                 else:
                     how = "changed rows and their partners"
-                    n_rest = c.get("rest", 0)
+                    # saved count = untouched (persisting as they are) + touched (resolved or both)
+                    n_rest = (saved_n[r.name] - n_gone - n_both if old is None and r.name in saved_n
+                              else c.get("rest", 0))
                 mine_t = tagged.where(F.col("rule") == r.name)
                 frames = {"new": _which(mine_t, "new"), "resolved": _which(mine_t, "resolved")}
                 both = _which(mine_t, "both")
@@ -350,7 +380,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 per_rule.append(RuleSince(r.name, how, frames,
                                           {"new": n_new, "resolved": n_gone, "persisting": n_rest + n_both}))
         except BaseException:
-            for f in [per, tagged, *subs]:
+            for f in [per, new_rows, old_rows, tagged, *subs]:
                 if f is not None:
                     f.unpersist()
             raise
@@ -358,7 +388,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                        rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
                        rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
                        full=large, seconds=time.perf_counter() - t0, changed=changed,
-                       fingerprints=new_fp, schema=types, cached=(tagged, per, *subs))
+                       fingerprints=new_fp, schema=types, cached=(tagged, per, new_rows, old_rows, *subs))
 
 
 _O, _N = "_dq_o", "_dq_n"
