@@ -8,7 +8,7 @@ unsupervised Fellegi–Sunter match scores, clusters and golden records.
 1. **Block** (``_blocking``): the candidate pairs of every blocking rule, each unordered pair once,
    with block-size statistics first and oversized blocks purged (or refused) with a warning;
 2. **Compare** (``_compare``): one level per comparison and pair (exact / close / else / NULL), with
-   Spark built-ins and ``dqkit.similarity`` (rapidfuzz) in pandas UDFs that return the level; the levels are kept once (``dqkit.sparkutil.checkpoint``);
+   Spark built-ins and ``dqkit.similarity`` (rapidfuzz) in pandas UDFs that return the level; the levels are kept once (``dqkit.sparkutil.checkpoint_on_read``);
 3. **Estimate** (``_em``): u from all pairs of a seeded sample of records, m by EM per blocking
    rule with u fixed, λ by EM, then u again without the sample's likely matches and m, λ refitted,
    all on aggregated level-pattern counts (the driver never holds pairs);
@@ -47,7 +47,7 @@ from dqkit.errors import ParameterError, ReservedColumnError, SchemaMismatchErro
 from dqkit.keys import RESERVED_PREFIXES, check_key, reserved_in
 from dqkit.progress import ProgressCallback
 from dqkit.session import get_spark
-from dqkit.sparkutil import cancellable, checkpoint, col
+from dqkit.sparkutil import cancellable, checkpoint_on_read, col
 
 __all__ = ["dedup", "link", "blocking_stats", "DedupResult", "DedupConfig", "BlockingRule", "Comparison",
            "ConfigError", "FSModel", "load_config", "parse_config", "example_config", "read_records"]
@@ -303,7 +303,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
     with cancellable("the deduplication"):
         # the projected records are kept once (materialised by the first job below): the key check,
         # block statistics, the pairs' joins and the u sample read them instead of the input again
-        recs = _records(df, key, cfg, rules, names).transform(checkpoint, eager=False)
+        recs = checkpoint_on_read(_records(df, key, cfg, rules, names))
         stats, keys = B.key_and_block_statistics(recs, rules, cfg.max_block_size, is_link)
         if keys.nulls or keys.repeats:  # refused: the key check's own message, with examples
             if is_link:
@@ -331,7 +331,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
         cand = B.candidate_pairs(purged, n_rules, carry, is_link)
         gammas = [C.gamma_col(i) for i in range(len(comps))]
         levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
-        levelled = levelled.transform(checkpoint, eager=False)  # materialised by the pattern counts below
+        levelled = checkpoint_on_read(levelled)  # materialised by the pattern counts below
         step("block", 1)
         pattern_rows = _sorted_rows(levelled.groupBy(*gammas, B.RULES).agg(F.count(F.lit(1)).alias("n"))
                                     .limit(_MAX_PATTERNS).collect(), [*gammas, B.RULES])

@@ -25,7 +25,7 @@ from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
 from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import apply_in_pandas, checkpoint, col
+from dqkit.sparkutil import apply_in_pandas, checkpoint_on_read, col
 
 _K = "_dq_k"
 CLUSTER, SIZE = "cluster_id", "cluster_size"
@@ -151,7 +151,7 @@ class DedupResult(DedupCharts, Result):
             self.scored if w < 0 else self.scored.where(F.lit(False)))
         n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
         clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2), self.sources,
-                                   n_matches=int(n_matching)).transform(checkpoint, eager=False)
+                                   n_matches=int(n_matching)).transform(checkpoint_on_read)
         sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
                  .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
         return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
