@@ -232,6 +232,19 @@ def _versions(draw):
     return old, new, rules
 
 
+def _case_frames(spark, case):
+    """OLD and NEW of a generated case as DataFrames, its rules, and the oracle's violations of each side."""
+    from dqkit.rules import as_rules
+
+    old, new, names = case
+    schema = "id long, a long, b long, c long, x long"
+    o = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in old], schema)
+    n = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in new], schema)
+    v_old = set().union(*[_oracle(k, old) for k in names])
+    v_new = set().union(*[_oracle(k, new) for k in names])
+    return o, n, as_rules({k: POOL[k][0] for k in names}), v_old, v_new
+
+
 # Each example is a few dozen small Spark jobs (about 30 s in the full suite on a 2-core machine), so make
 # test runs 4; DQKIT_SINCE_EXAMPLES=100 for a deeper search.
 @settings(max_examples=int(os.environ.get("DQKIT_SINCE_EXAMPLES", "3")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -239,15 +252,9 @@ def _versions(draw):
 @given(case=_versions())
 def test_since_lists_equal_two_full_detections_diffed(spark, case):
     from dqkit.detect.since import detect_since
-    from dqkit.rules import as_rules
 
-    old, new, names = case
-    schema = "id long, a long, b long, c long, x long"
-    o = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in old], schema)
-    n = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in new], schema)
-    res = detect_since(n, o, as_rules({k: POOL[k][0] for k in names}), key="id", spark=spark, max_change=1.0)
-    v_old = set().union(*[_oracle(k, old) for k in names])
-    v_new = set().union(*[_oracle(k, new) for k in names])
+    o, n, rules, v_old, v_new = _case_frames(spark, case)
+    res = detect_since(n, o, rules, key="id", spark=spark, max_change=1.0)
     assert _lists(res) == {"new": v_new - v_old, "resolved": v_old - v_new, "persisting": v_new & v_old}
     assert res.to_dict()["persisting"] == len(v_new & v_old)
     res.unpersist()
@@ -262,15 +269,9 @@ def test_since_with_a_saved_old_lists_equal_two_full_detections_diffed(spark, ca
 
     from dqkit.detect import detect
     from dqkit.detect.since import detect_since
-    from dqkit.rules import as_rules
 
-    old, new, names = case
-    schema = "id long, a long, b long, c long, x long"
-    o = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in old], schema)
-    n = spark.createDataFrame([(r["id"], r["a"], r["b"], r["c"], r["x"]) for r in new], schema)
-    rules = as_rules({k: POOL[k][0] for k in names})
-    v_old = set().union(*[_oracle(k, old) for k in names])
-    v_new = set().union(*[_oracle(k, new) for k in names])
+    names = case[2]
+    o, n, rules, v_old, v_new = _case_frames(spark, case)
     with tempfile.TemporaryDirectory() as tmp:
         detect(o, rules, key="id", spark=spark).save(f"{tmp}/old", charts=False)
         res = detect_since(n, f"{tmp}/old", rules, key="id", spark=spark, max_change=1.0)

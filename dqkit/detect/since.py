@@ -415,7 +415,8 @@ def _counts(tagged: DataFrame, counted: DataFrame | None) -> dict[str, dict[str,
     what = F.when(o & n, "both").when(n, "new").otherwise("resolved")
     parts = [tagged.groupBy("rule", what.alias("what")).agg(F.count(F.lit(1)).alias("n"))]
     if counted is not None:
-        parts.append(counted.groupBy("rule").agg(F.count(F.lit(1)).alias("n")).select("rule", F.lit("rest").alias("what"), "n"))
+        parts.append(counted.groupBy("rule").agg(F.count(F.lit(1)).alias("n"))
+                     .select("rule", F.lit("rest").alias("what"), "n"))
     out: dict[str, dict[str, int]] = {}
     for row in _union(parts).collect():
         out.setdefault(row["rule"], {})[row["what"]] = int(row["n"])
