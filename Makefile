@@ -35,9 +35,17 @@ demo: venv
 # The tutorials' kernels and the CLI subprocesses run on a few rows too: DQKIT_SMALL_INPUT_JVM=always gives
 # their sessions dqkit's tiny-input settings although they start before their inputs are known.
 TEST_JVM := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
+# Spark's classes mapped from one class-data-sharing archive instead of loaded from its jars by every JVM
+# the suite starts: a local session starts in about half the CPU (tests/jvm_archive.py builds it once per
+# virtualenv; JVMs it does not fit, and a run without it, just load the jars).
+CDS := $(VENV)/test-classes.jsa
+TEST_CDS = $$(test -f $(CURDIR)/$(CDS) && echo -XX:SharedArchiveFile=$(CURDIR)/$(CDS) -Xlog:cds*=off)
 
-test: venv
-	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
+$(CDS): $(STAMP) tests/jvm_archive.py
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/jvm_archive.py $@
+
+test: venv $(CDS)
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
 
 # What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 import pytest
 
@@ -17,8 +16,8 @@ os.environ.setdefault("DQKIT_DRIVER_MEMORY", "1g")
 @pytest.fixture(scope="session")
 def spark():
     from dqkit.session import get_spark
+    from session_config import test_session_config
 
-    warehouse = tempfile.mkdtemp(prefix="dqkit-test-warehouse-")
     # Adaptive execution off for the in-process tests: on a few rows it only splits each query into one
     # job per shuffle stage (111 jobs instead of 47 for a 3-rule detect --since) and costs ~1.3x the
     # time; results never depend on it (the CLI, report and cluster tests keep dqkit's own setting).
@@ -26,16 +25,11 @@ def spark():
     # Two shuffle partitions, one per core of local[2]: still more than one partition everywhere (tests that
     # need a given partitioning set it themselves), and on a few rows fewer tasks per job: Daisy's and
     # holistic repair's tests took 221 s of CPU instead of 254 s with four (DQKIT_TEST_PARTITIONS overrides).
-    parts = os.environ.get("DQKIT_TEST_PARTITIONS", "2")
-    config = {"spark.sql.shuffle.partitions": parts, "spark.default.parallelism": parts,
-              "spark.sql.adaptive.enabled": os.environ.get("DQKIT_TEST_AQE", "false"),
-              "spark.sql.warehouse.dir": warehouse}
     # Interpreted expressions instead of generated code (DQKIT_TEST_CODEGEN=true turns code generation back
     # on): on a few rows compiling each new plan's code is most of a job's time (Daisy tests: 218 s -> 168 s).
     # dqkit's own tiny-input mode turns only whole-stage code off: in this mode Spark cannot decode typed
     # rows such as spark.catalog.listTables' (tests/test_sources.py switches it back for that test).
-    if os.environ.get("DQKIT_TEST_CODEGEN", "false") != "true":
-        config.update({"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"})
+    config = test_session_config()
     session = get_spark(master="local[2]", config=config)
     yield session
     # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.
