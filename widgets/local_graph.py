@@ -106,7 +106,8 @@ class LocalHypergraph:
         tid, attr = _component_key(component)
         target = (tid, attr)
         ncells = sum(1 for c in self.component.values() if c == target)
-        ids = sorted(v for v, (_, cs) in self.hyperedges.items() if cs and self.component[(cs[0][0], cs[0][1])] == target)
+        ids = sorted(v for v, (_, cs) in self.hyperedges.items()
+                     if cs and self.component[(cs[0][0], cs[0][1])] == target)
         if ncells == 0:
             raise ParameterError(f"no component {tid}.{attr} in this hypergraph",
                                  hint="take a component id from component_sizes() or components")
