@@ -26,10 +26,12 @@ from dqkit.errors import ParameterError
 from dqkit.detect.since import SinceResult, detect_since
 from dqkit.repair import RepairResult, ViolationHypergraph, repair, violation_hypergraph
 from dqkit.result import Table
+from dqkit.rules import UDFRule
 from dqkit.sources import DatabaseSource
 from dqkit.systems.detect import DetectParams, check_since
 from dqkit.widgets.controllers import RunController, TableListing
 from dqkit.widgets.declared import convert
+from dqkit.widgets.local_graph import LocalHypergraph, local_capable
 from dqkit.widgets.rules_controller import RulesController
 
 __all__ = ["COMPONENT_COLUMNS", "FIX_SAMPLE_COLUMNS", "ViolationController", "ViolationRun", "fix_sample",
@@ -40,10 +42,24 @@ FIX_SAMPLE_COLUMNS = ["rule", "t1", "t2", "cell", "value", "fix", "other value"]
 
 
 def fix_sample(detection: DetectionResult, n: int) -> pd.DataFrame:
-    """At most ``n`` candidate fixes per rule (smallest tuple ids first), one Spark job."""
+    """At most ``n`` candidate fixes per rule: the first ones by ``(t1, t2, tid, attr, fix)``.
+
+    Every violation of an FD or a denial constraint has at least one candidate fix, so the first ``n``
+    fixes of a rule belong to its first ``n`` violations by ``(t1, t2)``: those are fetched (the
+    detection's own violation sample, which the "First violations" table shows, fetched once) and only
+    their fixes are built (``DetectionResult.fixes_for``), not every fix of every violation. A UDF rule
+    may have violations without fixes: with one, the fixes of all violations are ranked instead.
+    """
     if n <= 0 or not detection.total_violations or detection.mode == "count":
         return pd.DataFrame(columns=FIX_SAMPLE_COLUMNS)
-    f = detection.candidate_fixes
+    if any(isinstance(r, UDFRule) for r in detection.rules):
+        f = detection.candidate_fixes
+    else:
+        first = detection.sample_rows(n)
+        if not first:
+            return pd.DataFrame(columns=FIX_SAMPLE_COLUMNS)
+        f = detection.fixes_for(detection.violations.sparkSession.createDataFrame(
+            first, detection.violations.schema))
     order = Window.partitionBy("rule").orderBy("t1", "t2", "tid", "attr", "fix")
     rows = (f.withColumn("_n", F.row_number().over(order)).where(F.col("_n") <= n)
             .orderBy("rule", "_n").collect())
@@ -56,8 +72,14 @@ def fix_sample(detection: DetectionResult, n: int) -> pd.DataFrame:
 COMPONENT_COLUMNS = ["component", "tid", "attr", "cells", "violations"]
 
 
-def largest_components(graph: ViolationHypergraph, n: int) -> pd.DataFrame:
+def largest_components(graph: ViolationHypergraph | LocalHypergraph, n: int) -> pd.DataFrame:
     """The ``n`` largest components (cells, then id), named ``tid.attr`` by their smallest cell."""
+    if isinstance(graph, LocalHypergraph):
+        top = graph.component_sizes().head(n)
+        return pd.DataFrame([{"component": f"{c[0]}.{c[1]}", "tid": c[0], "attr": c[1], "cells": int(k),
+                              "violations": int(v)} for c, k, v in zip(top["component"], top["cells"],
+                                                                       top["violations"])],
+                            columns=COMPONENT_COLUMNS)
     rows = graph.component_sizes().limit(n).collect()
     return pd.DataFrame([{"component": f"{r['component']['tid']}.{r['component']['attr']}",
                           "tid": r["component"]["tid"], "attr": r["component"]["attr"],
@@ -71,7 +93,7 @@ class _GraphCache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.built = False
-        self.hypergraph: ViolationHypergraph | None = None
+        self.hypergraph: ViolationHypergraph | LocalHypergraph | None = None
         self.components = pd.DataFrame(columns=COMPONENT_COLUMNS)
 
 
@@ -116,8 +138,10 @@ class ViolationRun:
         return self._graph.built or not self.has_graph
 
     @property
-    def hypergraph(self) -> ViolationHypergraph | None:
-        """The violation hypergraph (built on first read; None without violations or with ``since``)."""
+    def hypergraph(self) -> ViolationHypergraph | LocalHypergraph | None:
+        """The violation hypergraph (built on first read; None without violations or with ``since``):
+        on the driver (``LocalHypergraph``, one fetch) for up to ``LOCAL_VIOLATIONS`` violations of
+        declarative rules, else in Spark."""
         self.build_graph()
         return self._graph.hypergraph
 
@@ -136,7 +160,8 @@ class ViolationRun:
             if cache.built:
                 return
             t0 = time.perf_counter()
-            graph = violation_hypergraph(self.detection)
+            graph = (LocalHypergraph.fetch(self.detection) if local_capable(self.detection)
+                     else violation_hypergraph(self.detection))
             cache.components = largest_components(graph, self.max_components)
             cache.hypergraph = graph
             cache.built = True
@@ -314,9 +339,10 @@ class ViolationController(RunController):
         repaired = None
         if self.repair:
             t1 = time.perf_counter()
+            # detect --since checked the key on these rows (refusing a repeated or NULL one): trusted
             repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
                               max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
-                              progress=lambda s, i, d, t: progress("repair", i, 2 + d, total))
+                              progress=lambda s, i, d, t: progress("repair", i, 2 + d, total), trust_key=True)
             seconds["repair"] = time.perf_counter() - t1
         seconds["total"] = time.perf_counter() - t0
         return ViolationRun(since, pd.DataFrame(columns=FIX_SAMPLE_COLUMNS), repaired, seconds,

@@ -28,12 +28,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.detect._plan import MODES, TID, _Plan, _select_violations, _side_frames
-from dqkit.detect._result import DetectionResult, RuleSummary
+from dqkit.detect._result import DetectionResult, RuleSummary, of_violations
 from dqkit.detect._udf import udf_plan
 from dqkit.detect.ocjoin import _ocjoin_plan, restricted_pairs
 from dqkit.errors import ParameterError, RuleError
 from dqkit.fingerprint import row_fingerprint
-from dqkit.keys import check_key, check_reserved
+from dqkit.checked_keys import check_key_once
+from dqkit.keys import check_reserved
 from dqkit.rules import (
     NEGATE, Attr, Const, DenialConstraint, FunctionalDependency, Job, UDFRule, as_rules,
     type_class, validate_rules,
@@ -46,18 +47,14 @@ from dqkit.sparkutil import cancellable, col, spark_plan
 from dqkit.violations import conjunction, disjunction, fix_schema, fix_struct, not_null, predicate_column, tuple_ids
 
 __all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs",
-           "lazy_violations", "fd_count", "fd_pairs"]
+           "lazy_violations", "fd_count", "fd_pairs", "dirty_blocks"]
 
 
 # -------------------------------------------------------------------------------------- rule plans
 def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]) -> _Plan:
     lhs, rhs = list(rule.lhs), list(rule.rhs)
     s = scope.select(TID, *[col(c) for c in rule.columns]).where(not_null(lhs, types))
-    # dirty blocks: more than one distinct non-NULL value on some rhs attribute
-    dirty = (s.groupBy(*[col(c) for c in lhs])
-             .agg(*[F.countDistinct(col(r)).alias(f"_dq_nd{i}") for i, r in enumerate(rhs)])
-             .where(F.greatest(*[F.col(f"_dq_nd{i}") for i in range(len(rhs))], F.lit(0)) > 1)
-             .select(*[col(c) for c in lhs]))
+    dirty = dirty_blocks(s, lhs, rhs)
     def viol() -> DataFrame:
         d = s.join(dirty, on=lhs, how="left_semi")
         a = d.select(*[col(c).alias("a_" + c) for c in [TID] + list(rule.columns)])
@@ -82,6 +79,21 @@ def _fd_plan(rule: FunctionalDependency, scope: DataFrame, types: dict[str, str]
     physical = (f"Block+UCrossProduct: hash block on ({', '.join(lhs)}); blocks with one rhs value "
                 f"skipped; unordered pairs t1.tid < t2.tid inside blocks; count by block arithmetic")
     return _Plan(rule, "Block+UCrossProduct", logical, physical, viol, count, count_frame=frame)
+
+
+def dirty_blocks(s: DataFrame, lhs: list[str], rhs: list[str]) -> DataFrame:
+    """The left-hand-side values of an FD's dirty blocks: more than one distinct non-NULL value on some
+    right-hand attribute, i.e. ``min(A) != max(A)`` (both skip NULLs; a block of NULLs has neither).
+
+    One aggregation: a distinct count per block is two (Spark plans ``countDistinct`` as a distinct
+    then a count, with a shuffle each). The same blocks (test: a property test against the distinct
+    count, NULLs and NaN included; Spark's ``=`` and ordering both take NaN = NaN and -0.0 = 0.0).
+    """
+    aggs = [F.min(col(r)).alias(f"_dq_lo{i}") for i, r in enumerate(rhs)] + [
+        F.max(col(r)).alias(f"_dq_hi{i}") for i, r in enumerate(rhs)]
+    differs = disjunction([F.coalesce(F.col(f"_dq_lo{i}") != F.col(f"_dq_hi{i}"), F.lit(False))
+                           for i in range(len(rhs))])
+    return s.groupBy(*[col(c) for c in lhs]).agg(*aggs).where(differs).select(*[col(c) for c in lhs])
 
 
 def _fd_count_frame(s: DataFrame, lhs: list[str], r: str) -> DataFrame:
@@ -215,7 +227,8 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     ``rules``: rule objects, rule text, a mapping name -> text, a rules file, or ``Job``s/``UDFRule``s.
     ``key``: the column identifying tuples; it must be unique and non-NULL, and is checked with one
     aggregation before detection (``dqkit.keys.check_key``; ``trust_key=True`` skips that, for a
-    caller that checked it already, as repair does once before its rounds). Default: a deterministic
+    caller that checked it already, as repair does once before its rounds; a re-run on the same
+    DataFrame with unchanged inputs reuses the first check, ``dqkit.checked_keys``). Default: a deterministic
     content id, see ``tuple_ids``.
     ``mode``: ``"violations"`` (lazy violation and candidate-fix DataFrames), ``"count"`` (counts
     only, no pair is materialised) or ``"sample"`` (at most ``sample`` violations per rule, the
@@ -252,8 +265,8 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     label = name or (table if isinstance(table, str) else "the table")
     check_reserved([c for c in types if not (trust_key and c == key)], table=label, command="detect")
     if key is not None and not trust_key:
-        check_key(df, key, table=label, command="detect",
-                  without="leave --key out so dqkit names rows by a content id")
+        check_key_once(df, key, table=label, command="detect",
+                       without="leave --key out so dqkit names rows by a content id")
 
     decl = [r for r in rule_list if not isinstance(r, UDFRule)]
     tid_type = df.schema[key].dataType if key else T.StringType()
@@ -330,20 +343,30 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
 
     udf_fixes = {p.rule.name: p.details.get("_fixes") for p in plans if isinstance(p.rule, UDFRule)}
 
-    def fixes_builder() -> DataFrame:
+    def fixes_of(frames: list[DataFrame]) -> DataFrame:
+        """GenFix over each plan's violations in ``frames`` (one frame per plan, in plan order)."""
         fixes = spark.createDataFrame([], fix_schema(tid_type))
-        for plan, v in zip(plans, viol_frames()):
+        for plan, v in zip(plans, frames):
             if isinstance(plan.rule, UDFRule):
                 f = udf_fixes.get(plan.rule.name)
                 if f is None:
                     continue
                 f = f.select(*[F.col(fl.name).cast(fl.dataType) for fl in fixes.schema.fields])
+                if frames is not viol_cache:  # only the fixes of the given violations
+                    f = of_violations(f, v)
             else:
                 src = scope if shared else df.select(tuple_ids(df, key).alias(TID),
                                                      *[col(c) for c in plan.rule.columns])
                 f = _candidate_fixes(plan.rule, v, src, tid_type, types)
             fixes = fixes.unionByName(f)
         return fixes
+
+    def fixes_builder() -> DataFrame:
+        return fixes_of(viol_frames())
+
+    def fixes_for_builder(violations: DataFrame) -> DataFrame:
+        v = violations.select("rule", F.col("t1").cast(tid_type).alias("t1"), F.col("t2").cast(tid_type).alias("t2"))
+        return fixes_of([v.where(F.col("rule") == p.rule.name) for p in plans])
 
     for s in summaries:
         s.details.pop("_fixes", None)
@@ -360,6 +383,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
     return DetectionResult(
         table=name or (table if isinstance(table, str) else "table"), mode=mode, sample=sample,
         rules=tuple(rule_list), summaries=tuple(summaries), violations_builder=violations_builder, fixes_builder=fixes_builder,
+        fixes_for_builder=fixes_for_builder,
         logical_plan=logical, consolidated_plan=consolidated, physical_plan=physical,
         scan_seconds=scan_seconds, shared_scope=scope if shared else None, key=key, schema=types,
         fingerprints=_fingerprints(df, key, rule_list) if key and mode == "violations" else None)

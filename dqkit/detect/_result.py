@@ -14,6 +14,14 @@ from dqkit.result import Chart, Facts, Result, Table, Verdict
 from dqkit.since_manifest import FINGERPRINTS, MANIFEST, make_manifest, pairs_unique
 
 
+def of_violations(rows: DataFrame, violations: DataFrame) -> DataFrame:
+    """The rows of ``rows`` (with ``rule, t1, t2``) that belong to one of ``violations`` (NULL ``t2``
+    matching NULL: one-tuple rules)."""
+    v = violations.select(F.col("rule").alias("_dq_vr"), F.col("t1").alias("_dq_v1"), F.col("t2").alias("_dq_v2"))
+    on = (F.col("rule") == F.col("_dq_vr")) & (F.col("t1") == F.col("_dq_v1")) & F.col("t2").eqNullSafe(F.col("_dq_v2"))
+    return rows.join(v, on=on, how="left_semi")
+
+
 @dataclass(frozen=True)
 class RuleSummary:
     """Per-rule outcome: violation count, physical operator, wall time, candidate pairs if known."""
@@ -67,6 +75,8 @@ class DetectionResult(Result):
     key: str | None = None
     schema: dict[str, str] = field(default_factory=dict)
     fingerprints: DataFrame | None = None
+    #: (violations) -> DataFrame: GenFix over some of this result's violations (see ``fixes_for``)
+    fixes_for_builder: Any = None
 
     # ----------------------------------------------------------------- accessors
     @functools.cached_property
@@ -97,6 +107,16 @@ class DetectionResult(Result):
         """The violations of one rule."""
         self.summary(rule)
         return self.violations.where(F.col("rule") == rule)
+
+    def fixes_for(self, violations: DataFrame) -> DataFrame:
+        """The candidate fixes of the given violations (``rule, t1, t2``: some of this result's, such as
+        its first ones, fetched for display), as ``candidate_fixes`` has them, computed for those
+        violations only: a sample of fixes need not build every fix. Lazy."""
+        if self.mode == "count":
+            raise RuleError("a count-only detection has no candidate fixes", hint="detect with mode='violations'")
+        if self.fixes_for_builder is None:  # a result built without it: filter the full fixes
+            return of_violations(self.candidate_fixes, violations)
+        return self.fixes_for_builder(violations)
 
     def fixes_of(self, rule: str) -> DataFrame:
         self.summary(rule)

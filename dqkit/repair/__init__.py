@@ -52,7 +52,8 @@ from dqkit.repair.holistic import holistic_component_repair, value_kind
 from dqkit.repair.hypergraph import ViolationHypergraph, violation_hypergraph
 from dqkit.rules import DenialConstraint, FunctionalDependency, as_rules
 from dqkit.session import get_spark
-from dqkit.keys import check_key, check_reserved
+from dqkit.checked_keys import check_key_once
+from dqkit.keys import check_reserved
 from dqkit.rules import validate_rules
 from dqkit.sources import CATALOG_PREFIX, read_table
 from dqkit.sparkutil import cancellable, checkpoint, checkpoint_on_read, col
@@ -85,7 +86,7 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
            method: str | ComponentRepair = "auto", max_iterations: int = 10,
            freeze_after: int = 3, spark: SparkSession | None = None, name: str | None = None,
            progress: ProgressCallback | None = None, dry_run: bool = False,
-           fd_route: str = "groupby") -> RepairResult:
+           fd_route: str = "groupby", trust_key: bool = False) -> RepairResult:
     """Repair ``table`` against ``rules``: detect -> repair rounds until no violation with a fix remains.
 
     ``table``/``rules``/``key`` as in ``dqkit.detect.detect``. The key must be unique and non-NULL: it
@@ -106,6 +107,9 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     pairwise candidate fixes); both give the same repaired table and changes (up to which violation a
     change names). When DCs or UDF rules are repaired by equivalence classes too, all take the
     hypergraph route.
+    ``trust_key=True`` skips the key check, for a caller that checked this key on these rows already
+    (a widget that ran ``detect --since`` first); a re-run on the same DataFrame with unchanged inputs
+    reuses the first check anyway (``dqkit.checked_keys``).
     """
     from dqkit.detect import detect
 
@@ -126,8 +130,8 @@ def repair(table: Any, rules: Any, *, key: str | None = None,
     check_reserved(df.columns, table=label, command="repair")
     types = {f.name: f.dataType for f in df.schema.fields}
     validate_rules(rule_list, {c: t.simpleString() for c, t in types.items()}, key)  # before any Spark job
-    if key is not None:
-        check_key(df, key, table=label, command="repair")
+    if key is not None and not trust_key:
+        check_key_once(df, key, table=label, command="repair")
     hidden = key is None
     tid = HIDDEN_TID if hidden else key
     current = _with_row_ids(df, table, key)
