@@ -82,6 +82,7 @@ class DedupResult(DedupCharts, Result):
     truth: str | None = None  # the column of true cluster ids that ``accuracy`` was measured against
     accuracy: Any = None  # a PairAccuracy (dqkit.dedup.evaluate), or None
     oversized: Mapping[int, list[str]] = field(default_factory=dict)  # purged blocks per rule (JSON keys)
+    driver_pairs: Any = None  # the pairs still on the driver (dqkit.dedup._driver.DriverPairs), or None
 
     @property
     def is_link(self) -> bool:
@@ -147,11 +148,13 @@ class DedupResult(DedupCharts, Result):
             # the matches at two thresholds are nested sets: as many pairs means the same pairs, so the
             # same clusters (no Spark job: a slider that moves within one weight step costs nothing)
             return dataclasses.replace(self, threshold=float(threshold))
-        hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
-            self.scored if w < 0 else self.scored.where(F.lit(False)))
-        n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
-        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2), self.sources,
-                                   n_matches=int(n_matching)).transform(checkpoint_on_read)
+        matching = self._pattern_weights() >= w  # the driver route's pairs are labelled where they are
+        hit = self.driver_pairs.edges(matching) if self.driver_pairs is not None else (
+            self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
+                self.scored if w < 0 else self.scored.where(F.lit(False)))).select(B.ID1, B.ID2)
+        n_matching = int(self.pattern_counts[matching].sum())
+        clusters = cluster_records(self.records, self.key, hit, self.sources,
+                                   n_matches=n_matching).transform(checkpoint_on_read)
         sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
                  .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
         return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
