@@ -183,17 +183,15 @@ def driver_components(edges: DataFrame, node_type: T.DataType) -> DataFrame:
     """
     a, b = edges.columns[:2]
     table = edges.select(col(a).alias("a"), col(b).alias("b")).toArrow()
-    return components_frame(edges.sparkSession, table.column("a"), table.column("b"), node_type)
+    labelled = label_components(table.column("a"), table.column("b")) if table.num_rows else None
+    return components_frame(edges.sparkSession, labelled, node_type)
 
 
-def components_frame(spark: Any, a: Any, b: Any, node_type: T.DataType) -> DataFrame:
-    """``(node, component)`` of the edges ``(a[i], b[i])`` already on the driver (two Arrow arrays or
-    chunked arrays of one type, NULL-free), labelled by ``label_components`` and sent to Spark as one
-    Arrow table. Dedup's driver route hands its matching pairs here directly (no fetch)."""
+def components_frame(spark: Any, labelled: Any, node_type: T.DataType) -> DataFrame:
+    """The Arrow table ``(node, component)`` of ``label_components`` (None: no edge) as a Spark
+    DataFrame, sent as one Arrow table. Dedup's driver route hands its labelled matches here directly."""
     schema = T.StructType([T.StructField("node", node_type), T.StructField("component", node_type)])
-    if len(a) == 0:
-        return spark.createDataFrame([], schema)
-    return spark.createDataFrame(label_components(a, b), schema)
+    return spark.createDataFrame([] if labelled is None else labelled, schema)
 
 
 def label_components(a: Any, b: Any) -> Any:

@@ -26,8 +26,8 @@ CONFIG = {"blocking": [["surname"], ["postcode"]],
 #: the levelled pairs), estimate 2 (the u sample's broadcast, the u level counts), cluster 3.
 JOB_BUDGET = {"block": 1, "compare": 2, "estimate": 2, "cluster": 3}
 #: the same run on the driver route (dqkit.dedup._driver): block 2 (the statistics, the one fetch of the
-#: records), nothing to compare or estimate in Spark, cluster as above
-DRIVER_JOB_BUDGET = {"block": 2, "compare": 0, "estimate": 0, "cluster": 3}
+#: records), then none: the pairs are compared, counted and clustered on the driver
+DRIVER_JOB_BUDGET = {"block": 2, "compare": 0, "estimate": 0, "cluster": 0}
 
 
 def _jobs_per_stage(spark, run) -> dict[str, int]:

@@ -36,17 +36,16 @@ def cluster_records(records: DataFrame, key: str, matches: Any,
     ``(source, key, cluster_id)``, ``cluster_id`` the smallest record of the component (left table
     first, then by key) as ``"<source>:<key>"``, unique across both tables.
 
-    ``matches`` may also be an Arrow table of two key columns already on the driver (dedup's driver
-    route, ``dqkit.dedup._driver``; one table only): labelled there by the same ``dqkit.components``
-    code, without a fetch."""
+    ``matches`` may also be the Arrow table ``(node, component)`` of matches already labelled on the
+    driver (dedup's driver route, ``dqkit.dedup._driver``, one table only, by the same
+    ``dqkit.components.label_components``; None: no match): sent to Spark as it is."""
     import pyarrow as pa
 
     from dqkit.components import components_frame, connected_components
 
-    if isinstance(matches, pa.Table):
+    if matches is None or isinstance(matches, pa.Table):
         assert sources is None, "linking takes the Spark route"
-        comps = components_frame(records.sparkSession, matches.column(0), matches.column(1),
-                                 records.schema[key].dataType)
+        comps = components_frame(records.sparkSession, matches, records.schema[key].dataType)
     else:
         a, b = matches.columns[:2]
         comps = connected_components(matches.select(col(a).alias("src"), col(b).alias("dst")), n_edges=n_matches)

@@ -58,11 +58,22 @@ class DriverPairs:
     id2: Any
     row: np.ndarray
 
-    def edges(self, matching_rows: np.ndarray) -> pa.Table:
-        """The pairs whose pattern row is matching (``matching_rows[g]``), as the two-column Arrow table
-        ``dqkit.dedup._cluster.cluster_records`` labels."""
+    def clusters(self, matching_rows: np.ndarray, n_records: int) -> tuple[pa.Table | None, dict[int, int]]:
+        """The connected components of the pairs whose pattern row is matching (``matching_rows[g]``) as
+        ``dqkit.components.label_components`` gives them (``(node, component)``, None without a match),
+        and the cluster sizes (size -> clusters) of all ``n_records`` records, counted here: no job."""
+        from dqkit.components import label_components
+
         keep = pa.array(np.asarray(matching_rows, dtype=bool)[self.row], pa.bool_())
-        return pa.table({"src": self.id1.filter(keep), "dst": self.id2.filter(keep)})
+        a, b = self.id1.filter(keep), self.id2.filter(keep)
+        if not len(a):
+            return None, ({1: n_records} if n_records else {})
+        labelled = label_components(a, b)
+        per = np.bincount(np.asarray(pc.value_counts(labelled.column("component").combine_chunks()).field("counts")))
+        sizes = {int(s): int(n) for s, n in enumerate(per) if n}
+        if n_records > labelled.num_rows:  # the records in no matching pair: clusters of one
+            sizes[1] = sizes.get(1, 0) + n_records - labelled.num_rows
+        return labelled, dict(sorted(sizes.items()))
 
 
 @dataclass(frozen=True)
