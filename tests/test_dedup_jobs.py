@@ -25,9 +25,10 @@ CONFIG = {"blocking": [["surname"], ["postcode"]],
 #: a separate key check reading the input again), compare 2 (the level-pattern counts that also keep
 #: the levelled pairs), estimate 2 (the u sample's broadcast, the u level counts), cluster 3.
 JOB_BUDGET = {"block": 1, "compare": 2, "estimate": 2, "cluster": 3}
-#: the same run on the driver route (dqkit.dedup._driver): block 2 (the statistics, the one fetch of the
-#: records), then none: the pairs are compared, counted and clustered on the driver
-DRIVER_JOB_BUDGET = {"block": 2, "compare": 0, "estimate": 0, "cluster": 0}
+#: the same run on the driver route (dqkit.dedup._driver), measured: block 2 (the statistics, the one
+#: fetch of the records), compare and estimate none (on the driver), cluster 1 (the records joined to the
+#: components labelled on the driver; their sizes are counted there)
+DRIVER_JOB_BUDGET = {"block": 2, "compare": 0, "estimate": 0, "cluster": 1}
 
 
 def _jobs_per_stage(spark, run) -> dict[str, int]:

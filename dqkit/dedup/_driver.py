@@ -19,8 +19,8 @@ that blocks it, the rules' bitmask, oversized blocks purged), the same levels
 here, so it is the very set ``_estimate_u`` samples), and the level-pattern counts in the order the
 Spark route sorts its collected rows (so EM adds the same numbers in the same order: the same model,
 bit for bit). The levelled pairs go back to Spark as one Arrow table (the result's ``pairs``,
-``matches`` and saving are unchanged), and the clusters are labelled from the matching pairs still on
-the driver (``DriverPairs.edges``, ``dqkit.components.label_components``).
+``matches`` and saving are unchanged), and the clusters are labelled and counted from the matching
+pairs still on the driver at any threshold (``DriverPairs.clusters``: ``dqkit.components.label_components``).
 """
 from __future__ import annotations
 
