@@ -136,6 +136,10 @@ def best_f1(pairs: list[tuple[str, str]], probability: list[float], truth: set[t
     order = np.argsort(-p, kind="stable")
     tp = np.cumsum(y[order])
     f1 = 2 * tp / (np.arange(1, len(order) + 1) + len(truth))
+    # a threshold keeps a whole group of pairs with one probability: cut only after a group's last pair
+    # (else the F1 depends on the order of the tied pairs, i.e. on the row order of the pairs)
+    ranked = p[order]
+    f1 = np.where(np.r_[ranked[1:] != ranked[:-1], True], f1, -1.0)
     i = int(f1.argmax())
     return {"best_f1": float(f1[i]), "at_probability": float(p[order][i])}
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
@@ -52,7 +53,8 @@ from pyspark.sql import types as T
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
 from dqkit.sparkutil import checkpoint, col
 
-__all__ = ["connected_components", "run_connected_components", "driver_components", "ComponentsRun", "DRIVER_EDGES"]
+__all__ = ["connected_components", "run_connected_components", "driver_components", "components_frame",
+           "label_components", "ComponentsRun", "DRIVER_EDGES"]
 
 _S, _D = "_dq_src", "_dq_dst"
 
@@ -179,19 +181,30 @@ def driver_components(edges: DataFrame, node_type: T.DataType) -> DataFrame:
 
     Only for key types accepted by ``_driver_keys``; the caller bounds the number of edges.
     """
+    a, b = edges.columns[:2]
+    table = edges.select(col(a).alias("a"), col(b).alias("b")).toArrow()
+    labelled = label_components(table.column("a"), table.column("b")) if table.num_rows else None
+    return components_frame(edges.sparkSession, labelled, node_type)
+
+
+def components_frame(spark: Any, labelled: Any, node_type: T.DataType) -> DataFrame:
+    """The Arrow table ``(node, component)`` of ``label_components`` (None: no edge) as a Spark
+    DataFrame, sent as one Arrow table. Dedup's driver route hands its labelled matches here directly."""
+    schema = T.StructType([T.StructField("node", node_type), T.StructField("component", node_type)])
+    return spark.createDataFrame([] if labelled is None else labelled, schema)
+
+
+def label_components(a: Any, b: Any) -> Any:
+    """The Arrow table ``(node, component)`` of the edges ``(a[i], b[i])`` (at least one): each end
+    dictionary-encoded into a dense code in Spark's order (``_spark_rank``), components by
+    ``scipy.sparse.csgraph.connected_components``, the component named by its smallest node."""
     import numpy as np
     import pyarrow as pa
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components as cc
 
-    schema = T.StructType([T.StructField("node", node_type), T.StructField("component", node_type)])
-    a, b = edges.columns[:2]
-    table = edges.select(col(a).alias("a"), col(b).alias("b")).toArrow()
-    n = table.num_rows
-    if n == 0:
-        return edges.sparkSession.createDataFrame([], schema)
-    ends = pa.concat_arrays(table.column("a").chunks + table.column("b").chunks)
-    del table
+    n = len(a)
+    ends = pa.concat_arrays([*_chunks(a), *_chunks(b)])
     codes = _spark_rank(ends) - 1  # dense codes 0..k-1 in Spark's order of the nodes
     k = int(codes.max()) + 1
     # one position of each node among the ends, to recover its value
@@ -205,8 +218,13 @@ def driver_components(edges: DataFrame, node_type: T.DataType) -> DataFrame:
     del graph
     # codes follow Spark's order, so the first code carrying a label is its component's smallest node
     _, first = np.unique(labels, return_index=True)
-    out = pa.table({"node": nodes, "component": nodes.take(pa.array(first[labels]))})
-    return edges.sparkSession.createDataFrame(out, schema)
+    return pa.table({"node": nodes, "component": nodes.take(pa.array(first[labels]))})
+
+
+def _chunks(x: Any) -> list[Any]:
+    import pyarrow as pa
+
+    return list(x.chunks) if isinstance(x, pa.ChunkedArray) else [x]
 
 
 def _spark_rank(values):

@@ -351,8 +351,10 @@ def rules_command(table: Any, rule_files: Sequence[Any], *, key: str | None = No
 
 def dedup(table: Any, key: str, config: Any, *, link: Any = None, threshold: Any = None, out: Any = None,
           overwrite: bool = False) -> None:
-    """``dqkit dedup``: tables and config exist, the key is a column of each table, 0 <= threshold <= 1."""
+    """``dqkit dedup``: tables and config exist, the key is a column of each table, 0 <= threshold <= 1,
+    ``DQKIT_DEDUP_DRIVER_PAIRS`` (if set) a pair count."""
     check_number(threshold, "--threshold", low=0, high=1)
+    dedup_driver_pairs()
     paths = [check_table(table)] + ([check_table(link, "--link")] if link is not None else [])
     check_readable(config, "--config")
     check_out(out, [table, config, *([link] if link is not None else [])], overwrite)
@@ -363,6 +365,25 @@ def dedup(table: Any, key: str, config: Any, *, link: Any = None, threshold: Any
         columns = table_columns(p)
         check_table_columns(columns, p, "dedup")
         check_columns([key], columns, "--key")
+
+
+#: the environment variable bounding dedup's driver route (``dqkit.dedup._driver``), and its default
+DEDUP_DRIVER_PAIRS_ENV = "DQKIT_DEDUP_DRIVER_PAIRS"
+DEDUP_DRIVER_PAIRS = 10_000_000
+
+
+def dedup_driver_pairs(environ: Mapping[str, str] | None = None) -> int:
+    """``DQKIT_DEDUP_DRIVER_PAIRS``: at most this many candidate pairs (and records) are scored on the
+    driver (default ``DEDUP_DRIVER_PAIRS``; 0: always on Spark); else ``ParameterError`` naming it."""
+    raw = (os.environ if environ is None else environ).get(DEDUP_DRIVER_PAIRS_ENV)
+    if raw is None or not raw.strip():
+        return DEDUP_DRIVER_PAIRS
+    text = raw.strip().replace("_", "")
+    if not (text.isascii() and text.isdigit()):
+        raise ParameterError(f"{DEDUP_DRIVER_PAIRS_ENV} must be a whole number of pairs (0 or more), not {raw!r}",
+                             hint=f"unset it (default {DEDUP_DRIVER_PAIRS:,}), set it to 0 to score every dedup "
+                                  f"on Spark, or to a pair count such as {DEDUP_DRIVER_PAIRS}")
+    return int(text)
 
 
 def lake(source: Any, *, s: Any = 4, t: Any = 10, seed: Any = 0, costs: Any = None, out: Any = None,

@@ -25,6 +25,10 @@ CONFIG = {"blocking": [["surname"], ["postcode"]],
 #: a separate key check reading the input again), compare 2 (the level-pattern counts that also keep
 #: the levelled pairs), estimate 2 (the u sample's broadcast, the u level counts), cluster 3.
 JOB_BUDGET = {"block": 1, "compare": 2, "estimate": 2, "cluster": 3}
+#: the same run on the driver route (dqkit.dedup._driver), measured: block 2 (the statistics, the one
+#: fetch of the records), compare and estimate none (on the driver), cluster 1 (the records joined to the
+#: components labelled on the driver; their sizes are counted there)
+DRIVER_JOB_BUDGET = {"block": 2, "compare": 0, "estimate": 0, "cluster": 1}
 
 
 def _jobs_per_stage(spark, run) -> dict[str, int]:
@@ -42,8 +46,12 @@ def _jobs_per_stage(spark, run) -> dict[str, int]:
     return result, {s: j - marks[i][1] for i, (s, j) in enumerate(marks[1:])}
 
 
-def test_a_tiny_dedup_run_stays_within_its_spark_job_budget_per_stage(spark, monkeypatch):
+@pytest.mark.parametrize("route", ["spark", "driver"])
+def test_a_tiny_dedup_run_stays_within_its_spark_job_budget_per_stage(spark, monkeypatch, route):
     from dqkit import sparkutil
+
+    monkeypatch.setenv("DQKIT_DEDUP_DRIVER_PAIRS", "0" if route == "spark" else "1000")
+    budget = JOB_BUDGET if route == "spark" else DRIVER_JOB_BUDGET
 
     # local checkpoints, as on a laptop: a checkpoint folder another test left set would make each
     # checkpoint a reliable one (a job more each), which is the cluster's budget, not this one
@@ -51,8 +59,8 @@ def test_a_tiny_dedup_run_stays_within_its_spark_job_budget_per_stage(spark, mon
     _, sdf = tiny_people(spark)
     sdf = sdf.localCheckpoint()  # a DataFrame input: no job of its own inside the run
     result, jobs = _jobs_per_stage(spark, lambda progress: dedup(sdf, "id", CONFIG, progress=progress))
-    assert result.n_records == 8 and result.n_pairs > 0
-    over = {s: (n, JOB_BUDGET[s]) for s, n in jobs.items() if n > JOB_BUDGET[s]}
+    assert result.n_records == 8 and result.n_pairs > 0 and (result.driver_pairs is None) == (route == "spark")
+    over = {s: (n, budget[s]) for s, n in jobs.items() if n > budget[s]}
     assert not over, f"stages over their Spark job budget (jobs, budget): {over}; all: {jobs}"
 
 

@@ -63,6 +63,7 @@ def test_linking_pairs_only_records_of_different_tables_and_clusters_across_them
     assert golden.loc["A:4", "cluster_size"] == 3  # left 4 ~ right 3 and 4 (carl, karl young 3000)
     assert golden.loc["A:4", "given"] == "carl"  # the most frequent value
     assert any("only_left (left)" in n for n in r.notes)
+    assert r.driver_pairs is None and not any("on the driver" in n for n in r.notes)  # linking: the Spark route
 
     # the key "1" is in both tables: explain reads key_1 in the left table, key_2 in the right one
     e = r.explain("1", "1")

@@ -101,6 +101,15 @@ def test_every_command_refuses_a_typod_path_in_under_2s_without_starting_a_jvm(d
     assert _tree_digest(data) == before and not (data / "rep").exists()
 
 
+@pytest.mark.parametrize("value", ["abc", "-1"])
+def test_a_bad_dedup_driver_pairs_variable_is_refused_before_spark_naming_it(data, monkeypatch, value):
+    monkeypatch.setenv("DQKIT_DEDUP_DRIVER_PAIRS", value)
+    result, err = _probe(["dedup", "t.csv", "--key", "tid", "--config", "dedup.yaml"], data)
+    assert result["code"] == 2, err
+    assert "DQKIT_DEDUP_DRIVER_PAIRS" in err and repr(value) in err and "Hint:" in err, err
+    assert "Traceback" not in err and result["jvm"] is False
+
+
 # ----------------------------------------------------------------------------- query: read-only SELECT
 @pytest.mark.parametrize("sql", [
     "DROP TABLE t", "INSERT INTO t VALUES (1, '2', '3')", "UPDATE t SET city = 'x'", "DELETE FROM t",

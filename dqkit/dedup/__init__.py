@@ -18,6 +18,10 @@ unsupervised Fellegi–Sunter match scores, clusters and golden records.
    ``dqkit.components``, shared with repair: up to 4M matching pairs labelled on the driver from one
    Arrow fetch, more by distributed rounds); the cluster id is the smallest record key; a golden record per cluster.
 
+A run of one table whose candidate pairs fit (``DQKIT_DEDUP_DRIVER_PAIRS``, default 10M) makes steps 1-3's
+pairs, levels, pattern counts and u sample on the driver instead (``_driver``: one Arrow fetch, the same
+numbers), and its clusters from the matching pairs there; the summary notes "scored on the driver".
+
 ``link(left, right, key, config)`` (or ``dedup(..., other=right)``) links two tables instead: the
 same steps with pairs only across the tables (record linkage; see ``link`` for what clusters mean).
 ``blocking_stats(table, key, config)`` gives step 1's statistics and the pairs each rule adds, before
@@ -38,7 +42,10 @@ from pyspark.sql import types as T
 
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
-from dqkit.dedup._em import FSModel, default_u, fit, level_frequencies, non_match_frequencies
+from dqkit.dedup import _driver as D
+from dqkit.dedup._em import FSModel, fit, non_match_frequencies, u_from
+from dqkit.dedup._compare import sorted_rows as _sorted_rows
+from dqkit.dedup._labels import labelled_m as _labelled_m
 from dqkit.dedup._result import DedupResult
 from dqkit.dedup._result import blocking_table, plot_block_stats  # noqa: F401 - blocking_stats' table and chart
 from dqkit.dedup.config import (BlockingRule, Comparison, ConfigError, DedupConfig, example_config,
@@ -326,18 +333,25 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                 notes.append("the table is empty: nothing to deduplicate")
         oversized, warnings = _oversized(recs, rules, stats, cfg, link=is_link)
         notes += warnings
-        purged = B.purge_oversized(recs, oversized)
-        carry = [C.value_col(k) for k in range(len(columns))]
-        cand = B.candidate_pairs(purged, n_rules, carry, is_link)
         gammas = [C.gamma_col(i) for i in range(len(comps))]
-        levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
-        levelled = checkpoint_on_read(levelled)  # materialised by the pattern counts below
-        step("block", 1)
-        pattern_rows = _sorted_rows(levelled.groupBy(*gammas, B.RULES).agg(F.count(F.lit(1)).alias("n"))
-                                    .limit(_MAX_PATTERNS).collect(), [*gammas, B.RULES])
-        patterns = np.array([[r[g] for g in gammas] for r in pattern_rows], dtype=np.int64).reshape(-1, len(comps))
-        counts = np.array([r["n"] for r in pattern_rows], dtype=float)
-        masks = np.array([r[B.RULES] for r in pattern_rows], dtype=np.int64)
+        driver = None
+        if D.takes(stats, n_records, comps, dtypes, recs, n_rules, is_link):  # one fetch, no pair job (_driver)
+            driver = D.run(recs, n_rules, oversized, comps, columns, cfg.seed,
+                           0 if model is not None else cfg.u_sample_records)
+            levelled, patterns, counts, masks = driver.levelled, driver.patterns, driver.counts, driver.masks
+            notes.append(f"scored on the driver ({int(counts.sum()):,} pairs; {D.ENV}=0 scores on Spark)")
+            step("block", 1)
+        else:
+            cand = B.candidate_pairs(B.purge_oversized(recs, oversized), n_rules,
+                                     [C.value_col(k) for k in range(len(columns))], is_link)
+            levelled = C.add_levels(cand, comps, columns, dtypes).select(B.ID1, B.ID2, B.FIRST, B.RULES, *gammas)
+            levelled = checkpoint_on_read(levelled)  # materialised by the pattern counts below
+            step("block", 1)
+            pattern_rows = _sorted_rows(levelled.groupBy(*gammas, B.RULES).agg(F.count(F.lit(1)).alias("n"))
+                                        .limit(_MAX_PATTERNS).collect(), [*gammas, B.RULES])
+            patterns = np.array([[r[g] for g in gammas] for r in pattern_rows], dtype=np.int64).reshape(-1, len(comps))
+            counts = np.array([r["n"] for r in pattern_rows], dtype=float)
+            masks = np.array([r[B.RULES] for r in pattern_rows], dtype=np.int64)
         n_pairs = int(counts.sum())
         first_rule = _lowest_bit(masks)
         new_pairs = {i: int(counts[first_rule == i].sum()) for i in range(n_rules)}
@@ -353,7 +367,11 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
             _check_model(model, comps)
             sessions, u_pairs = [], 0
         else:
-            u, u_pairs, u_sample = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
+            if driver is not None:  # the same sample's patterns, counted on the driver
+                u_sample = (driver.u_patterns, driver.u_counts)
+                u, u_pairs = u_from(*u_sample, levels)
+            else:
+                u, u_pairs, u_sample = _estimate_u(recs, comps, columns, dtypes, cfg, is_link)
             if u_pairs < 1000 and n_records:
                 notes.append(f"u was estimated from {u_pairs} random pairs only; estimates of rare levels are rough")
             labelled_m = None
@@ -391,7 +409,8 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
                              rule_names=tuple(r.rule.name for r in rules), dtypes=dtypes,
                              notes=tuple(notes), golden_fn=golden_record,
                              input_paths=tuple(t for t in (table, other) if isinstance(t, (str, os.PathLike))),
-                             sources=names, source_records=n_sides, oversized=oversized)
+                             sources=names, source_records=n_sides, oversized=oversized,
+                             driver_pairs=driver.pairs if driver is not None else None)
         result = result.at_threshold(thr)
         step("cluster", 4)
     return result
@@ -402,12 +421,6 @@ def _check_model(model: FSModel, comps: tuple[Comparison, ...]) -> None:
     if tuple(model.names) != tuple(c.label for c in comps) or [len(m) for m in model.m] != [c.n_levels for c in comps]:
         raise ParameterError(f"the given model compares {', '.join(model.names)}, not the config's comparisons",
                              hint="give the model of a run with the same comparisons")
-
-
-def _sorted_rows(rows: list[Any], by: list[str]) -> list[Any]:
-    """Collected pattern rows in a fixed order, so EM sums the same numbers in the same order whatever
-    the partitioning (floating-point sums depend on order)."""
-    return sorted(rows, key=lambda r: tuple(r[c] for c in by))
 
 
 def _lowest_bit(masks: np.ndarray) -> np.ndarray:
@@ -445,9 +458,7 @@ def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[st
                         .agg(F.count(F.lit(1)).alias("n")).collect(), gammas)
     patterns = np.array([[r[g] for g in gammas] for r in rows], dtype=np.int64).reshape(-1, len(comps))
     counts = np.array([r["n"] for r in rows], dtype=float)
-    if counts.sum() == 0:
-        return [default_u(c.n_levels) for c in comps], 0, (patterns, counts)
-    return level_frequencies(patterns, counts, [c.n_levels for c in comps]), int(counts.sum()), (patterns, counts)
+    return (*u_from(patterns, counts, [c.n_levels for c in comps]), (patterns, counts))
 
 
 def _shuffle_partitions(spark: SparkSession) -> int:
@@ -456,40 +467,3 @@ def _shuffle_partitions(spark: SparkSession) -> int:
         return max(2, int(spark.conf.get("spark.sql.shuffle.partitions") or 2))
     except (ValueError, TypeError):
         return 2
-
-
-def _labelled_m(spark: SparkSession, recs: DataFrame, labels: Any, key_type: T.DataType,
-                comps: tuple[Comparison, ...], columns: list[str], dtypes: dict[str, T.DataType],
-                link: bool = False) -> tuple[list[np.ndarray], int]:
-    """m from the levels of known matching pairs (add-one smoothed per level); linking: pairs
-    (left key, right key)."""
-    if hasattr(labels, "columns") and hasattr(labels, "select"):
-        if len(labels.columns) < 2:
-            raise ParameterError("labels need two key columns (key_1, key_2)")
-        lab = labels.select(col(labels.columns[0]).cast(key_type).alias(B.ID1),
-                            col(labels.columns[1]).cast(key_type).alias(B.ID2))
-    else:
-        pairs = [tuple(p) for p in labels]
-        if not pairs or any(len(p) != 2 for p in pairs):
-            raise ParameterError("labels are a non-empty list of (key_1, key_2) pairs, or a DataFrame of two columns")
-        schema = T.StructType([T.StructField(B.ID1, key_type), T.StructField(B.ID2, key_type)])
-        lab = spark.createDataFrame(pairs, schema)
-    if link:
-        lab = lab.select(F.struct(F.lit(0).alias("s"), F.col(B.ID1).alias("k")).alias(B.ID1),
-                         F.struct(F.lit(1).alias("s"), F.col(B.ID2).alias("k")).alias(B.ID2)).distinct()
-    else:
-        lab = lab.where(F.col(B.ID1) != F.col(B.ID2)).select(F.least(B.ID1, B.ID2).alias(B.ID1),
-                                                              F.greatest(B.ID1, B.ID2).alias(B.ID2)).distinct()
-    carry = [C.value_col(k) for k in range(len(columns))]
-    left = recs.select(F.col(B.ID).alias(B.ID1), *[F.col(c).alias(f"{c}_l") for c in carry])
-    right = recs.select(F.col(B.ID).alias(B.ID2), *[F.col(c).alias(f"{c}_r") for c in carry])
-    pairs_df = lab.join(left, B.ID1).join(right, B.ID2)
-    gammas = [C.gamma_col(i) for i in range(len(comps))]
-    rows = _sorted_rows(C.add_levels(pairs_df, comps, columns, dtypes).groupBy(*gammas)
-                        .agg(F.count(F.lit(1)).alias("n")).collect(), gammas)
-    patterns = np.array([[r[g] for g in gammas] for r in rows], dtype=np.int64).reshape(-1, len(comps))
-    counts = np.array([r["n"] for r in rows], dtype=float)
-    if counts.sum() == 0:
-        raise ParameterError("no labelled pair names two records of the table",
-                             hint="labels are pairs of key values of this table")
-    return level_frequencies(patterns, counts, [c.n_levels for c in comps], smoothing=0.5), int(counts.sum())

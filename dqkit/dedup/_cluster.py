@@ -11,6 +11,8 @@ rounds.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -23,7 +25,7 @@ _K = "_dq_k"
 CLUSTER = "cluster_id"
 
 
-def cluster_records(records: DataFrame, key: str, matches: DataFrame,
+def cluster_records(records: DataFrame, key: str, matches: Any,
                     sources: tuple[str, str] | None = None, n_matches: int | None = None) -> DataFrame:
     """``(key, cluster_id)`` for every record: the connected components of the ``matches`` edges
     (two key columns), each named by its smallest key; a record without a match is its own cluster.
@@ -32,11 +34,21 @@ def cluster_records(records: DataFrame, key: str, matches: DataFrame,
 
     Linking (``sources``; ``records`` has a ``source`` column and the edges are ids ``struct(s, k)``):
     ``(source, key, cluster_id)``, ``cluster_id`` the smallest record of the component (left table
-    first, then by key) as ``"<source>:<key>"``, unique across both tables."""
-    from dqkit.components import connected_components
+    first, then by key) as ``"<source>:<key>"``, unique across both tables.
 
-    a, b = matches.columns[:2]
-    comps = connected_components(matches.select(col(a).alias("src"), col(b).alias("dst")), n_edges=n_matches)
+    ``matches`` may also be the Arrow table ``(node, component)`` of matches already labelled on the
+    driver (dedup's driver route, ``dqkit.dedup._driver``, one table only, by the same
+    ``dqkit.components.label_components``; None: no match): sent to Spark as it is."""
+    import pyarrow as pa
+
+    from dqkit.components import components_frame, connected_components
+
+    if matches is None or isinstance(matches, pa.Table):
+        assert sources is None, "linking takes the Spark route"
+        comps = components_frame(records.sparkSession, matches, records.schema[key].dataType)
+    else:
+        a, b = matches.columns[:2]
+        comps = connected_components(matches.select(col(a).alias("src"), col(b).alias("dst")), n_edges=n_matches)
     if sources is not None:
         keys = records.select(B.SOURCE, col(key).alias(_K), B.record_id(sources, key).alias("_dq_rid"))
         c = F.coalesce(F.col("component"), F.col("_dq_rid"))

@@ -208,3 +208,9 @@ def add_levels(pairs: DataFrame, comparisons: Sequence[Comparison], columns: lis
 
 def _score_col(i: int) -> str:
     return f"_dq_s{i}"
+
+
+def sorted_rows(rows: list[Any], by: list[str]) -> list[Any]:
+    """Collected pattern rows in a fixed order, so EM sums the same numbers in the same order whatever
+    the partitioning (floating-point sums depend on order)."""
+    return sorted(rows, key=lambda r: tuple(r[c] for c in by))

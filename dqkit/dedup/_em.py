@@ -95,6 +95,15 @@ def level_frequencies(patterns: np.ndarray, counts: np.ndarray, levels: Sequence
     return out
 
 
+def u_from(patterns: np.ndarray, counts: np.ndarray, levels: Sequence[int]) -> tuple[list[np.ndarray], int]:
+    """u and the number of random pairs it rests on, from the level patterns of the u sample's pairs
+    (both routes of ``dedup``: Spark's and the driver's): level frequencies, add-one smoothed, or the
+    starting u when the sample has no pair."""
+    if counts.sum() == 0:
+        return [default_u(n) for n in levels], 0
+    return level_frequencies(patterns, counts, levels), int(counts.sum())
+
+
 def non_match_frequencies(patterns: np.ndarray, counts: np.ndarray, levels: Sequence[int], model: FSModel
                           ) -> list[np.ndarray]:
     """u from random pairs with the matches among them taken out: each level pattern of the random

@@ -82,6 +82,7 @@ class DedupResult(DedupCharts, Result):
     truth: str | None = None  # the column of true cluster ids that ``accuracy`` was measured against
     accuracy: Any = None  # a PairAccuracy (dqkit.dedup.evaluate), or None
     oversized: Mapping[int, list[str]] = field(default_factory=dict)  # purged blocks per rule (JSON keys)
+    driver_pairs: Any = None  # the pairs still on the driver (dqkit.dedup._driver.DriverPairs), or None
 
     @property
     def is_link(self) -> bool:
@@ -147,13 +148,18 @@ class DedupResult(DedupCharts, Result):
             # the matches at two thresholds are nested sets: as many pairs means the same pairs, so the
             # same clusters (no Spark job: a slider that moves within one weight step costs nothing)
             return dataclasses.replace(self, threshold=float(threshold))
-        hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
-            self.scored if w < 0 else self.scored.where(F.lit(False)))
-        n_matching = int(self.pattern_counts[self._pattern_weights() >= w].sum())
-        clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2), self.sources,
-                                   n_matches=int(n_matching)).transform(checkpoint_on_read)
-        sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
-                 .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
+        matching = self._pattern_weights() >= w
+        n_matching = int(self.pattern_counts[matching].sum())
+        if self.driver_pairs is not None:  # labelled and counted where the pairs are (dqkit.dedup._driver)
+            labelled, sizes = self.driver_pairs.clusters(matching, self.n_records)
+            clusters = cluster_records(self.records, self.key, labelled).transform(checkpoint_on_read)
+        else:
+            hit = self.scored.where(F.col("match_weight") >= F.lit(w)) if math.isfinite(w) else (
+                self.scored if w < 0 else self.scored.where(F.lit(False)))
+            clusters = cluster_records(self.records, self.key, hit.select(B.ID1, B.ID2), self.sources, n_matching)
+            clusters = clusters.transform(checkpoint_on_read)
+            sizes = {int(r["s"]): int(r["n"]) for r in clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias("s"))
+                     .groupBy("s").agg(F.count(F.lit(1)).alias("n")).collect()}
         return dataclasses.replace(self, threshold=float(threshold), clusters=clusters,
                                    n_matching_pairs=int(n_matching), cluster_sizes=dict(sorted(sizes.items())))
 
@@ -282,7 +288,6 @@ class DedupResult(DedupCharts, Result):
         h["pairs"] = h["pairs"].astype(np.int64)
         return h
 
-    # ---------------------------------------------------------------------------- charts
     # ---------------------------------------------------------------------------- the contract
     def verdict_block(self) -> Verdict:
         if self.is_link:

@@ -4,7 +4,7 @@ pair's values, a Python worker for the pandas UDFs, a copy back) cost more than 
 
 Only where the driver computes exactly what Spark would: every comparison on a text column, with a
 method scored in Python anyway (Jaro-Winkler, token set: ``_compare.python_levels``, the very function
-of the pandas UDF, on the same pandas input), ``exact`` or ``levenshtein`` (rapidfuzz's edit distance
+of the pandas UDF, on the same values), ``exact`` or ``levenshtein`` (rapidfuzz's edit distance
 counts code points, as Spark's ``levenshtein`` does). Otherwise (other methods, or a column that is
 not text and that Spark would cast) ``scorable`` says no and Spark scores. The match weight is the
 prior weight plus each comparison's log2 Bayes factor, added in ``weight_column``'s order (the same
@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import types as T
 
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 
-__all__ = ["scorable", "score"]
+__all__ = ["scorable", "levels", "score"]
 
 _SPARK_METHODS = {"exact", "levenshtein"}
 
@@ -33,27 +34,33 @@ def scorable(comparisons: Sequence[Any], dtypes: dict[str, T.DataType]) -> bool:
                for c in comparisons)
 
 
-def _levels(c: Any, a: pd.Series, b: pd.Series) -> np.ndarray:
-    """``_compare.level`` of one comparison on the driver (-1 NULL, T+1 equal, T..1 close, 0 else)."""
+def levels(c: Any, a: pa.Array, b: pa.Array) -> np.ndarray:
+    """``_compare.level`` of one comparison on the driver for the pairs ``(a[i], b[i])`` (Arrow text
+    arrays): -1 NULL, T+1 equal, T..1 close, 0 else. Shared by ``--since`` and a full run's driver
+    route (``dqkit.dedup._driver``)."""
     if c.method in C.PYTHON_METHODS:
         return C.python_levels(c.method, tuple(c.thresholds), a, b)
     from dqkit import similarity as S
 
     t = len(c.thresholds)
-    null = (a.isna() | b.isna()).to_numpy(dtype=bool)
-    equal = (a == b).to_numpy(dtype=bool) & ~null
+    null = ~pc.and_(a.is_valid(), b.is_valid()).to_numpy(zero_copy_only=False).astype(bool)
+    equal = pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False).astype(bool) & ~null
     out = np.zeros(len(a), dtype=np.int32)
     todo = ~(null | equal)
     if t and c.method == "levenshtein" and todo.any():
-        idx = np.flatnonzero(todo)
-        d = S.levenshtein(a.iloc[idx], b.iloc[idx])
-        got = np.zeros(len(idx), dtype=np.int32)
+        take = pa.array(np.flatnonzero(todo))
+        d = S.levenshtein(a.take(take), b.take(take))
+        got = np.zeros(len(take), dtype=np.int32)
         for n, th in reversed(list(enumerate(c.thresholds))):  # the first threshold met wins, as in level()
             got[(d >= 0) & (d <= th)] = t - n
-        out[idx] = got
+        out[np.flatnonzero(todo)] = got
     out[equal] = t + 1
     out[null] = -1
     return out
+
+
+def _array(column: Any) -> pa.Array:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def score(pairs: pa.Table, comparisons: Sequence[Any], columns: list[str], model: Any, rule_names: list[str]
@@ -63,8 +70,7 @@ def score(pairs: pa.Table, comparisons: Sequence[Any], columns: list[str], model
     gammas = {}
     for i, c in enumerate(comparisons):
         k = C.value_col(columns.index(c.column))
-        gammas[c.label] = _levels(c, pairs.column(f"{k}_l").to_pandas().reset_index(drop=True),
-                                  pairs.column(f"{k}_r").to_pandas().reset_index(drop=True))
+        gammas[c.label] = levels(c, _array(pairs.column(f"{k}_l")), _array(pairs.column(f"{k}_r")))
     total = np.full(pairs.num_rows, model.prior_weight, dtype=np.float64)
     for g, bf in zip(gammas.values(), model.log2_bayes_factors()):  # weight_column's additions, in its order
         part = np.zeros(pairs.num_rows, dtype=np.float64)
