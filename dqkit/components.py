@@ -42,7 +42,7 @@ self-edge ``(v, v)``. Edges with a NULL end are ignored (NULL is not a node).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,10 +53,33 @@ from pyspark.sql import types as T
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
 from dqkit.sparkutil import checkpoint, col
 
-__all__ = ["connected_components", "run_connected_components", "driver_components", "components_frame",
-           "label_components", "ComponentsRun", "DRIVER_EDGES"]
+__all__ = ["smallest_member_components", "connected_components", "run_connected_components", "driver_components",
+           "components_frame", "label_components", "ComponentsRun", "DRIVER_EDGES"]
 
 _S, _D = "_dq_src", "_dq_dst"
+
+
+def smallest_member_components(nodes: Iterable[Hashable],
+                               edges: Iterable[tuple[Hashable, Hashable]]) -> dict[Hashable, Hashable]:
+    """``node -> smallest node of its component`` by union-find, on the driver: for the few nodes of
+    incremental dedup's changed part and of a widget's violation graph (no Spark job)."""
+    parent: dict[Hashable, Hashable] = {n: n for n in nodes}
+
+    def find(x: Hashable) -> Hashable:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for a, b in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            if rb < ra:  # type: ignore[operator]
+                ra, rb = rb, ra
+            parent[rb] = ra
+    return {n: find(n) for n in parent}
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,8 @@ import pandas as pd
 from pyspark.sql import functions as F
 
 from dqkit.errors import ParameterError
-from dqkit.repair.hypergraph import violation_id
+from dqkit.components import smallest_member_components
+from dqkit.repair.hypergraph import component_key, violation_id
 from dqkit.rules import UDFRule
 
 __all__ = ["LOCAL_VIOLATIONS", "LocalHypergraph", "local_capable"]
@@ -103,7 +104,7 @@ class LocalHypergraph:
         edges), refused in the same words when it is unknown or larger than ``max_nodes`` nodes."""
         import networkx as nx
 
-        tid, attr = _component_key(component)
+        tid, attr = component_key(component)
         target = (tid, attr)
         ncells = sum(1 for c in self.component.values() if c == target)
         ids = sorted(v for v, (_, cs) in self.hyperedges.items()
@@ -127,34 +128,7 @@ class LocalHypergraph:
 
 
 def _label(edges: dict[str, tuple[str, tuple[Cell, ...]]]) -> dict[Node, Node]:
-    """Each cell's component: union-find over the hyperedges, named by the component's smallest cell."""
-    parent: dict[Node, Node] = {}
-
-    def find(x: Node) -> Node:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    for _, cs in edges.values():
-        nodes = [(c[0], c[1]) for c in cs]
-        for n in nodes:
-            parent.setdefault(n, n)
-        for n in nodes[1:]:
-            a, b = find(nodes[0]), find(n)
-            if a != b:
-                parent[max(a, b)] = min(a, b)  # the smaller node stays the root: the component's name
-    return {n: find(n) for n in parent}
-
-
-def _component_key(component: Any) -> Node:
-    if isinstance(component, dict):
-        return component["tid"], component["attr"]
-    try:
-        tid, attr = component
-    except (TypeError, ValueError):
-        raise ParameterError(f"{component!r} is not a component id",
-                             hint="pass a (tid, attr) pair, such as a row's component field") from None
-    return tid, attr
+    """Each cell's component over the hyperedges, named by the component's smallest cell."""
+    cells = [[(c[0], c[1]) for c in cs] for _, cs in edges.values()]
+    return smallest_member_components([n for ns in cells for n in ns],
+                                      [(ns[0], n) for ns in cells for n in ns[1:]])

@@ -18,31 +18,10 @@ components of the same records, decide tonight's ids:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-__all__ = ["stable_ids", "components"]
-
-
-def components(nodes: Iterable[Hashable], edges: Iterable[tuple[Hashable, Hashable]]) -> dict[Hashable, Hashable]:
-    """``node -> smallest node of its component`` (union-find): the changed part's clusters."""
-    parent: dict[Hashable, Hashable] = {n: n for n in nodes}
-
-    def find(x: Hashable) -> Hashable:
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    for a, b in edges:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            if rb < ra:  # type: ignore[operator]
-                ra, rb = rb, ra
-            parent[rb] = ra
-    return {n: find(n) for n in parent}
+__all__ = ["stable_ids"]
 
 
 def stable_ids(old: Mapping[Hashable, Any], new: Mapping[Hashable, Hashable],

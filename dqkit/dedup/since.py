@@ -45,7 +45,8 @@ from dqkit.dedup import _since_score as SC
 from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
-from dqkit.dedup._stable_ids import components, stable_ids
+from dqkit.components import smallest_member_components as components
+from dqkit.dedup._stable_ids import stable_ids
 from dqkit.dedup.diff import diff_assignments
 from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError

@@ -23,7 +23,7 @@ from dqkit.errors import ParameterError
 from dqkit.sparkutil import checkpoint
 from dqkit.violations import FIX_CELL_FIELDS
 
-__all__ = ["ViolationHypergraph", "violation_hypergraph", "violation_id"]
+__all__ = ["ViolationHypergraph", "violation_hypergraph", "violation_id", "component_key"]
 
 
 def violation_id(rule: Column, t1: Column, t2: Column) -> Column:
@@ -94,7 +94,7 @@ class ViolationHypergraph:
         """
         import networkx as nx
 
-        tid, attr = _component_key(component)
+        tid, attr = component_key(component)
         target = (F.col("component.tid") == F.lit(tid)) & (F.col("component.attr") == F.lit(attr))
         ids = self.hyperedge_components().where(target).select("violation_id")
         edges = self.hyperedges.join(ids, "violation_id", "left_semi")
@@ -118,7 +118,8 @@ class ViolationHypergraph:
         return g
 
 
-def _component_key(component: Any) -> tuple[Any, str]:
+def component_key(component: Any) -> tuple[Any, str]:
+    """A component id given as a ``(tid, attr)`` pair or a row's component field, as that pair."""
     if isinstance(component, dict):
         return component["tid"], component["attr"]
     try:
