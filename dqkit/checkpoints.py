@@ -88,6 +88,8 @@ def checkpoint_scope(folder: str | None, out: str | None) -> Iterator[None]:
         if local is not None and os.path.exists(local) and not os.path.isdir(local):
             raise ParameterError(f"--checkpoint-dir {folder} is a file, not a folder",
                                  hint="give a folder (created if missing) on storage every node sees")
+    before = os.environ.get(CHECKPOINT_ENV)
+    if folder:
         os.environ[CHECKPOINT_ENV] = folder
     pushed = False
     if out and not out.startswith("catalog:") and local_path(out) is not None:
@@ -101,3 +103,9 @@ def checkpoint_scope(folder: str | None, out: str | None) -> Iterator[None]:
         if pushed:
             _near.pop()
         remove_checkpoints()
+        # the folder was this command's: a later command in the same process (a notebook, a test) must
+        # not keep checkpointing into it
+        if before is None:
+            os.environ.pop(CHECKPOINT_ENV, None)
+        else:
+            os.environ[CHECKPOINT_ENV] = before

@@ -71,11 +71,12 @@ def slow_ids(spark):
     return make
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster():
     """A standalone master with two 1-core workers (``cluster.master_url``) and, on demand, Spark Connect
     servers (``cluster.connect()``), started from the installed pyspark; stopped (only what it started)
-    at the end. Skipped, with the reason, where they cannot start."""
+    after the module's tests (only test_cluster.py uses it; its idle JVMs must not run on beside the rest of
+    the suite). Skipped, with the reason, where they cannot start."""
     from cluster import Cluster, ClusterUnavailable
 
     c = Cluster()
@@ -89,3 +90,15 @@ def cluster():
         yield c
     finally:
         c.stop()
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored():
+    """Each test ends with the environment it started with. A command run in-process sets variables for
+    its later sessions and report kernels (``--master``/``--remote`` through ``dqkit.session.use_backend``);
+    leaked into the next test, a notebook kernel started a session on a master that was never there."""
+    before = dict(os.environ)
+    yield
+    if os.environ != before:
+        os.environ.clear()
+        os.environ.update(before)

@@ -45,6 +45,21 @@ def test_a_given_folder_gets_reliable_checkpoints_and_the_run_s_subfolder_goes_a
     assert given.is_dir() and list(given.iterdir()) == []  # the user's folder stays, emptied of this run
 
 
+def test_a_given_folder_is_the_command_s_only_and_a_later_command_in_the_process_does_not_inherit_it(
+        fresh_context, tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv(CHECKPOINT_ENV, str(tmp_path / "outer"))
+    with checkpoint_scope(str(tmp_path / "inner"), None):
+        assert os.environ[CHECKPOINT_ENV] == str(tmp_path / "inner")
+    assert os.environ[CHECKPOINT_ENV] == str(tmp_path / "outer")
+    monkeypatch.delenv(CHECKPOINT_ENV)
+    with checkpoint_scope(str(tmp_path / "inner"), None):
+        pass
+    assert CHECKPOINT_ENV not in os.environ
+    assert checkpoint_folder(fresh_context) is None  # local mode again: a local checkpoint, no files
+
+
 def test_on_a_cluster_without_a_folder_checkpoints_go_beside_out_and_are_removed(fresh_context, tmp_path,
                                                                                   monkeypatch):
     spark = fresh_context
