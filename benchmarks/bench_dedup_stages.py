@@ -4,6 +4,7 @@ the progress callback (block and compare, estimate, cluster), then ``--repeat`` 
 session (the first pays for the JVM's warm-up). Not part of ``make test``.
 
     .venv/bin/python benchmarks/bench_dedup_stages.py --entities 100000 --repeat 1
+    .venv/bin/python benchmarks/bench_dedup_stages.py --entities 100000 --repeat 2 --one-thread-too
     cd /tmp && PYTHONPATH=/path/to/main python /path/to/benchmarks/bench_dedup_stages.py   # another tree's dqkit
 (run another tree from a neutral folder: Spark's Python workers put the current folder first)
 """
@@ -32,6 +33,9 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=1, help="timed runs after the first")
     p.add_argument("--driver-memory", default="6g")
     p.add_argument("--jobs", action="store_true", help="also list each stage's Spark jobs (call site, seconds)")
+    p.add_argument("--one-thread-too", action="store_true",
+                   help="alternate each run with one where the driver route scores on one rapidfuzz thread (the "
+                        "default uses every core); prints the pair of times and their ratio")
     a = p.parse_args()
     from dqkit.dedup import dedup
     from dqkit.session import get_spark
@@ -39,7 +43,15 @@ def main() -> None:
     path, _ = people_data(a.entities)
     spark = get_spark(config={"spark.driver.memory": a.driver_memory})
     cfg = dqkit_config(SPEED_BLOCKING, 0.9)
-    for run in range(1 + a.repeat):
+    from dqkit import similarity
+    from dqkit.dedup import _driver
+
+    every_core = _driver.workers
+    runs = [(r, t) for r in range(1 + a.repeat) for t in (("every core", "one thread") if a.one_thread_too else ("",))]
+    seconds: dict[str, list[float]] = {}
+    for run, threads in runs:
+        # the driver route's ``workers(-1)`` block, or a one-thread block in its place
+        _driver.workers = (lambda n: similarity.workers(1)) if threads == "one thread" else every_core
         load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.split("load average:")[-1].strip()
         tracker = spark.sparkContext.statusTracker()
         marks = [("start", time.perf_counter(), _last_job(tracker))]
@@ -48,13 +60,20 @@ def main() -> None:
         total = marks[-1][1] - marks[0][1]
         parts = ", ".join(f"{s} {t - marks[i][1]:.1f} s/{j - marks[i][2]} jobs"
                           for i, (s, t, j) in enumerate(marks[1:]))
-        print(f"[{Path(dqkit.__file__).parent.parent}] run {run}: {a.entities} entities, {res.n_pairs:,} comparisons, {total:.1f} s "
+        if run:
+            seconds.setdefault(threads, []).append(total)
+        print(f"[{Path(dqkit.__file__).parent.parent}] run {run}{' ' + threads if threads else ''}: {a.entities} entities, {res.n_pairs:,} comparisons, {total:.1f} s "
               f"({res.n_pairs / total:,.0f} cmp/s): {parts}; load {load}", flush=True)
         if a.jobs:
             for i, (s, _, j) in enumerate(marks[1:]):
                 for job in range(marks[i][2] + 1, j + 1):
                     print(f"  {s}: job {job} {_describe(tracker, job)}{_seconds(spark, job)}", flush=True)
         res.levelled.unpersist()
+    _driver.workers = every_core
+    if a.one_thread_too and seconds:
+        one, every = sum(seconds["one thread"]), sum(seconds["every core"])
+        print(f"timed runs after the first pair: one thread {one:.1f} s, every core {every:.1f} s, "
+              f"one thread / every core {one / every:.2f}x", flush=True)
 
 
 def _last_job(tracker) -> int:  # noqa: ANN001 - pyspark StatusTracker

@@ -105,12 +105,76 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    """(result, seconds, peak driver RSS in MB during the call)."""
+def tree_rss_mb() -> float:
+    """Resident memory of this process and all its descendants (Spark's JVM, its Python workers), MB."""
+    me, parents, rss = os.getpid(), {}, {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            parents[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            for line in (d / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss[int(d.name)] = int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            continue
+    total, todo = 0.0, [me]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0.0)
+        todo.extend(c for c, parent in parents.items() if parent == pid)
+    return total
+
+
+class TreePeak:
+    """Polls ``tree_rss_mb`` every ``interval`` seconds on a thread; ``peak`` is the highest seen. The JVM
+    keeps heap it once used, so a later contender's peak includes the earlier ones' JVM high-water mark."""
+
+    def __init__(self, interval: float = 0.5) -> None:
+        import threading
+
+        self.peak, self._stop = tree_rss_mb(), threading.Event()
+        self._thread = threading.Thread(target=self._poll, args=(interval,), daemon=True)
+
+    def _poll(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.peak = max(self.peak, tree_rss_mb())
+
+    def __enter__(self) -> "TreePeak":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, tree_rss_mb())
+
+
+#: the process tree's peak resident memory (MB) of the last ``timed`` call
+LAST_TREE_PEAK: list[float] = [0.0]
+
+
+def timed(fn: Callable[[], Any], timeout: float | None = None, spark: Any = None) -> tuple[Any, float, float]:
+    """(result, seconds, peak driver RSS in MB during the call); the whole process tree's peak (driver,
+    JVM, Python workers) goes to ``LAST_TREE_PEAK``. With ``timeout`` and ``spark``, the call's Spark jobs
+    are cancelled after ``timeout`` seconds (the contender then fails with Spark's cancellation error)."""
+    import threading
+
     reset_peak_rss()
-    t = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t, peak_rss_mb()
+    timer = threading.Timer(timeout, spark.sparkContext.cancelAllJobs) if timeout and spark is not None else None
+    with TreePeak() as tree:
+        t = time.perf_counter()
+        if timer:
+            timer.start()
+        try:
+            out = fn()
+        finally:
+            if timer:
+                timer.cancel()
+        secs = time.perf_counter() - t
+    LAST_TREE_PEAK[0] = tree.peak
+    return out, secs, peak_rss_mb()
 
 
 def scores(tp: int, predicted: int, true: int) -> dict[str, float]:
@@ -340,7 +404,8 @@ def spark_scores(spark, pairs, truth_path: Path) -> dict[str, float]:
     return scores(int(got["tp"] or 0), int(got["n"]), int(true or 0))
 
 
-def speed(spark, sizes: list[int], threshold: float, peers: set[str]) -> list[dict[str, Any]]:
+def speed(spark, sizes: list[int], threshold: float, peers: set[str], peer_timeout: float | None = None
+          ) -> list[dict[str, Any]]:
     from splink import DuckDBAPI, SparkAPI
 
     rows = []
@@ -352,25 +417,10 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str]) -> list[di
         res, secs, rss = timed(lambda: run_dqkit(spark, [path.as_posix()], threshold, SPEED_BLOCKING))
         comparisons = res.n_pairs
         row["comparisons"] = comparisons
-        row["dqkit"] = {"seconds": secs, "peak_rss_mb": rss, "comparisons_per_second": comparisons / secs,
+        row["dqkit"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
+                        "comparisons_per_second": comparisons / secs,
                         **spark_scores(spark, res.matches, truth_path)}
         res.levelled.unpersist()
-        if "splink-spark" in peers:
-            try:
-                def on_spark():
-                    # Splink breaks lineage with Dataset.checkpoint, which needs a checkpoint folder (a
-                    # SparkContext setting: classic Spark only; dqkit itself uses localCheckpoint)
-                    spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="splink-ckpt-", dir=DATA))
-                    api = SparkAPI(spark_session=spark)
-                    _, pred, clusters = run_splink(api, [records], threshold, SPEED_BLOCKING)
-                    clusters.as_spark_dataframe().count()
-                    return pred
-                pred, secs, rss = timed(on_spark)
-                row["splink_spark"] = {"seconds": secs, "peak_rss_mb": rss, "comparisons_per_second": comparisons / secs,
-                                       **spark_scores(spark, pred.as_spark_dataframe().select("rec_id_l", "rec_id_r"),
-                                                      truth_path)}
-            except Exception as exc:  # noqa: BLE001
-                row["splink_spark"] = {"error": _error(exc), "trace": traceback.format_exc(limit=3)[-1500:]}
         if "splink-duckdb" in peers:
             try:
                 pdf = pd.read_parquet(path)
@@ -381,11 +431,31 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str]) -> list[di
                     return pred
                 pred, secs, rss = timed(on_duckdb)
                 got = pred.as_pandas_dataframe()[["rec_id_l", "rec_id_r"]]
-                row["splink_duckdb"] = {"seconds": secs, "peak_rss_mb": rss,
+                row["splink_duckdb"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
                                         "comparisons_per_second": comparisons / secs,
                                         **spark_scores(spark, spark.createDataFrame(got), truth_path)}
             except Exception as exc:  # noqa: BLE001
                 row["splink_duckdb"] = {"error": _error(exc)}
+        if "splink-spark" in peers:
+            started = time.perf_counter()
+            try:
+                def on_spark():
+                    # Splink breaks lineage with Dataset.checkpoint, which needs a checkpoint folder (a
+                    # SparkContext setting: classic Spark only; dqkit itself uses localCheckpoint)
+                    spark.sparkContext.setCheckpointDir(tempfile.mkdtemp(prefix="splink-ckpt-", dir=DATA))
+                    api = SparkAPI(spark_session=spark)
+                    _, pred, clusters = run_splink(api, [records], threshold, SPEED_BLOCKING)
+                    clusters.as_spark_dataframe().count()
+                    return pred
+                pred, secs, rss = timed(on_spark, timeout=peer_timeout, spark=spark)
+                row["splink_spark"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
+                                       "comparisons_per_second": comparisons / secs,
+                                       **spark_scores(spark, pred.as_spark_dataframe().select("rec_id_l", "rec_id_r"),
+                                                      truth_path)}
+            except Exception as exc:  # noqa: BLE001
+                spark.sparkContext.cancelAllJobs()
+                row["splink_spark"] = {"error": _error(exc), "seconds": time.perf_counter() - started,
+                                       "trace": traceback.format_exc(limit=3)[-1500:]}
         row["uptime_after"] = uptime()
         rows.append(row)
         print_speed([row], header=not rows[:-1])
@@ -395,7 +465,7 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str]) -> list[di
 def print_speed(rows: list[dict[str, Any]], header: bool = True) -> None:
     if header:
         print(f"\n{'entities':>8} {'records':>8} {'comparisons':>11}  {'contender':14} {'seconds':>8} "
-              f"{'cmp/s':>9} {'peak RSS MB':>11} {'F1':>6}  peer s / dqkit s")
+              f"{'cmp/s':>9} {'peak RSS MB':>11} {'tree MB':>8} {'F1':>6}  peer s / dqkit s")
     for r in rows:
         base = r["dqkit"]["seconds"]
         for k in ("dqkit", "splink_spark", "splink_duckdb"):
@@ -403,11 +473,13 @@ def print_speed(rows: list[dict[str, Any]], header: bool = True) -> None:
             if not d:
                 continue
             if "error" in d:
-                print(f"{r['entities']:>8} {r['records']:>8} {r['comparisons']:>11}  {k:14} failed: {d['error']}")
+                after = f" after {d['seconds']:.0f} s" if "seconds" in d else ""
+                print(f"{r['entities']:>8} {r['records']:>8} {r['comparisons']:>11}  {k:14} failed{after}: {d['error']}")
                 continue
             ratio = "" if k == "dqkit" else f"{d['seconds'] / base:.2f}"
             print(f"{r['entities']:>8} {r['records']:>8} {r['comparisons']:>11}  {k:14} {d['seconds']:>8.1f} "
-                  f"{d['comparisons_per_second']:>9.0f} {d['peak_rss_mb']:>11.0f} {d['f1']:>6.3f}  {ratio}")
+                  f"{d['comparisons_per_second']:>9.0f} {d['peak_rss_mb']:>11.0f} {d.get('peak_tree_rss_mb', 0):>8.0f} "
+                  f"{d['f1']:>6.3f}  {ratio}")
         print(f"   load: before {r['uptime_before'].split('load average:')[-1].strip()}, "
               f"after {r['uptime_after'].split('load average:')[-1].strip()}")
 
@@ -423,6 +495,8 @@ def main() -> None:
     p.add_argument("--skip-speed", action="store_true")
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
     p.add_argument("--driver-memory", default="6g")
+    p.add_argument("--peer-timeout", type=float, default=None,
+                   help="cancel Splink on Spark's jobs after this many seconds (it is then reported as failed)")
     a = p.parse_args()
     peers = {x.strip() for x in a.peers.split(",") if x.strip()}
 
@@ -445,7 +519,8 @@ def main() -> None:
         out["accuracy"] = accuracy(spark, [x for x in a.datasets.split(",") if x], a.threshold, peers)
         (RESULTS / "dedup.json").write_text(json.dumps(out, indent=2, default=str))
     if not a.skip_speed:
-        out["speed"] = speed(spark, [int(x) for x in a.entities.split(",") if x], a.threshold, peers)
+        out["speed"] = speed(spark, [int(x) for x in a.entities.split(",") if x], a.threshold, peers,
+                             a.peer_timeout)
         (RESULTS / "dedup.json").write_text(json.dumps(out, indent=2, default=str))
     print(f"\nload at end: {uptime()}")
 

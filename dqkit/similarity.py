@@ -15,10 +15,15 @@ distance 0, similarity 1.0.
 * ``similarity``: ``1 - levenshtein / max(len)``;
 * ``jaro_winkler``: Jaro-Winkler similarity (prefix weight 0.1, at most 4 prefix characters);
 * ``token_set``: the token-set ratio / 100 (word sets, order and repeats ignored).
+
+rapidfuzz runs each call on one thread: on an executor Spark already gives every core a task. Code that
+scores on the driver while Spark is idle (dedup's driver route) uses every core with ``workers(-1)``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +31,19 @@ import pandas as pd
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-__all__ = ["levenshtein", "similarity", "jaro_winkler", "token_set"]
+__all__ = ["levenshtein", "similarity", "jaro_winkler", "token_set", "workers"]
+
+_WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("dqkit_similarity_workers", default=1)
+
+
+@contextlib.contextmanager
+def workers(n: int) -> Iterator[None]:
+    """rapidfuzz threads per call inside the block (``-1``: every core); 1 outside any block."""
+    token = _WORKERS.set(n)
+    try:
+        yield
+    finally:
+        _WORKERS.reset(token)
 
 
 def _strings(a: Any) -> pd.Series:
@@ -75,7 +92,7 @@ def _scores(a: Sequence[Any], b: Sequence[Any], scorer: Callable[..., Any], null
     ok, xs, ys = _pairs(a, b)
     out = np.full(len(ok), null)
     if xs:
-        out[ok] = process.cpdist(xs, ys, scorer=scorer, dtype=np.float64, workers=1)
+        out[ok] = process.cpdist(xs, ys, scorer=scorer, dtype=np.float64, workers=_WORKERS.get())
     return out
 
 
@@ -84,7 +101,7 @@ def levenshtein(a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
     ok, xs, ys = _pairs(a, b)
     out = np.full(len(ok), np.nan)
     if xs:
-        out[ok] = process.cpdist(xs, ys, scorer=Levenshtein.distance, dtype=np.int64, workers=1)
+        out[ok] = process.cpdist(xs, ys, scorer=Levenshtein.distance, dtype=np.int64, workers=_WORKERS.get())
     return out
 
 
@@ -94,7 +111,7 @@ def similarity(a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
     ok, xs, ys = _pairs(a, b)
     out = np.zeros(len(ok))
     if xs:
-        d = process.cpdist(xs, ys, scorer=Levenshtein.distance, dtype=np.int64, workers=1)
+        d = process.cpdist(xs, ys, scorer=Levenshtein.distance, dtype=np.int64, workers=_WORKERS.get())
         longest = np.fromiter((max(len(x), len(y)) for x, y in zip(xs, ys)), dtype=np.float64, count=len(xs))
         out[ok] = np.where(longest == 0, 1.0, 1.0 - d / np.maximum(longest, 1.0))
     return out
@@ -111,7 +128,7 @@ def token_set(a: Sequence[Any], b: Sequence[Any]) -> np.ndarray:
     ok, xs, ys = _pairs(a, b)
     out = np.zeros(len(ok))
     if xs:
-        got = process.cpdist(xs, ys, scorer=fuzz.token_set_ratio, dtype=np.float64, workers=1) / 100.0
+        got = process.cpdist(xs, ys, scorer=fuzz.token_set_ratio, dtype=np.float64, workers=_WORKERS.get()) / 100.0
         both_empty = np.fromiter((not x and not y for x, y in zip(xs, ys)), dtype=bool, count=len(xs))
         out[ok] = np.where(both_empty, 1.0, got)
     return out

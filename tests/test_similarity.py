@@ -120,3 +120,31 @@ def test_dedup_levels_from_python_are_null_exact_close_else_whatever_the_input_k
     assert python_levels("jaro_winkler", (0.92, 0.80), pa.array(a), pa.array(b)).tolist() == want
     assert python_levels("jaro_winkler", (0.92, 0.80), pd.Series(a, index=range(6, 12)), pd.Series(b)).tolist() == want
     assert python_levels("token_set", (), ["a b", None, "x"], ["b a", "y", "x"]).tolist() == [0, -1, 1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), small), st.one_of(st.none(), small)), min_size=1, max_size=40))
+def test_scoring_on_every_core_gives_the_one_thread_scores_and_the_default_comes_back(pairs):
+    from dqkit import similarity as S
+
+    a = [x for x, _ in pairs]
+    b = [y for _, y in pairs]
+    measures = (S.levenshtein, S.similarity, S.jaro_winkler, S.token_set)
+    one = [m(a, b) for m in measures]
+    with S.workers(-1):
+        assert S._WORKERS.get() == -1
+        every = [m(a, b) for m in measures]
+    assert S._WORKERS.get() == 1
+    for x, y in zip(one, every):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_the_default_thread_count_comes_back_after_a_failing_block():
+    import pytest
+
+    from dqkit import similarity as S
+
+    with pytest.raises(ValueError):
+        with S.workers(2):
+            S.levenshtein(["a"], ["a", "b"])
+    assert S._WORKERS.get() == 1

@@ -40,6 +40,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_score as SC
+from dqkit.similarity import workers
 from dqkit.preflight import DEDUP_DRIVER_PAIRS_ENV as ENV
 from dqkit.preflight import dedup_driver_pairs
 
@@ -189,12 +190,14 @@ def run(recs: DataFrame, n_rules: int, oversized: dict[int, list[str]], comparis
     tbl = P.collect_near(recs, n_rules, carry, (F.xxhash64(F.col(B.ID), F.lit(seed)).alias(U_HASH),))
     levels = [c.n_levels for c in comparisons]
     lo, hi, first, masks = P.block_pairs(tbl, np.ones(tbl.num_rows, dtype=bool), n_rules, oversized)
-    gammas = _levels(tbl, lo, hi, comparisons, columns)
-    patterns, counts, row_masks, row = count_patterns(gammas, masks, levels)
     rank = P.spark_rank(tbl.column(B.ID))
     hashes = np.asarray(tbl.column(U_HASH).to_numpy(), dtype=np.int64)
     ulo, uhi = u_sample_pairs(hashes, rank, u_sample_records)
-    u_patterns, u_counts, _, _ = count_patterns(_levels(tbl, ulo, uhi, comparisons, columns), None, levels)
+    with workers(-1):  # Spark is idle while the driver scores: rapidfuzz may use every core
+        gammas = _levels(tbl, lo, hi, comparisons, columns)
+        u_gammas = _levels(tbl, ulo, uhi, comparisons, columns)
+    patterns, counts, row_masks, row = count_patterns(gammas, masks, levels)
+    u_patterns, u_counts, _, _ = count_patterns(u_gammas, None, levels)
     ids = tbl.column(B.ID)
     id1, id2 = ids.take(pa.array(lo)), ids.take(pa.array(hi))
     data = {B.ID1: id1, B.ID2: id2, B.FIRST: pa.array(first, pa.int32()), B.RULES: pa.array(masks, pa.int64()),

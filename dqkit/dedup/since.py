@@ -52,6 +52,7 @@ from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
 from dqkit.fingerprint import FP_HI, FP_LO
 from dqkit.session import get_spark
+from dqkit.similarity import workers
 from dqkit.sparkutil import cancellable, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
@@ -323,7 +324,8 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
         pairs_tbl = P.touched_pairs(near, touched, len(rules), oversized, carry)
         clock("touched pairs")
         if pairs_tbl.num_rows and _DRIVER_SCORING and SC.scorable(comps, dtypes):  # no Spark job (_since_score)
-            compared = SC.score(pairs_tbl, comps, columns, model, [r.rule.name for r in rules])
+            with workers(-1):  # Spark is idle while the driver scores
+                compared = SC.score(pairs_tbl, comps, columns, model, [r.rule.name for r in rules])
         elif pairs_tbl.num_rows:
             cand = spark.createDataFrame(pairs_tbl, _cand_schema(recs, carry))
     elif touched:
