@@ -101,6 +101,10 @@ def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_s
     assert runs["local"]["results"]["repair"]["checkpoints"] == runs["connect"]["results"]["repair"]["checkpoints"] == []
     for backend in runs:
         assert [p.name for p in (tmp_path / backend).iterdir() if ".checkpoint-" in p.name] == [], backend
+    # the delta's saved row delta (written by the executors, or by the Connect server) holds the local rows
+    row_delta = {b: sorted((tuple(r) for r in spark.read.parquet(str(tmp_path / b / "delta" / "users_row_delta"))
+                            .collect()), key=repr) for b in runs}
+    assert row_delta["local"] and row_delta["standalone"] == row_delta["connect"] == row_delta["local"]
 
 
 # ------------------------------------------------------------------------------------------ faults

@@ -367,6 +367,14 @@ def test_predicate_on_null_is_false(spark):
     assert pairs(r, "o") == [(1, None)] and r.counts["n"] == 0
 
 
+def test_candidate_fixes_of_rules_over_a_column_named_t(spark):
+    # the fixes' self-join once named its row ids _a_t / _b_t, as it names a rule column t: ambiguous
+    df = spark.createDataFrame([(1, "k", "x"), (2, "k", "y")], "id int, t string, v string")
+    r = detect(df, ["f: t -> v", "d: not(t1.t = t2.t and t1.v != t2.v)"], key="id")
+    assert {(x["tid"], x["fix"]) for x in r.fixes_of("f").collect() if x["kind"] == "rhs"} == {(1, "1[v] = 2[v]")}
+    assert sorted(x["fix"] for x in r.fixes_of("d").collect()) == ["1[t] != 2[t]", "1[v] = 2[v]"]
+
+
 def test_content_tuple_ids_are_deterministic_and_distinguish_duplicates(spark):
     rows = [("a", 1), ("a", 1), ("a", 2), ("b", 1)]
     d1 = spark.createDataFrame(rows, "k string, v int")

@@ -32,23 +32,36 @@ cells = st.one_of(st.none(), st.sampled_from(["a", "b", "c"]))
 reals = st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5, math.nan]))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 3)), cells, reals), min_size=1, max_size=14))
-def test_dirty_blocks_by_min_and_max_are_the_distinct_count_blocks_nulls_and_nan_included(spark, rows):
-    s = spark.createDataFrame(rows, "x int, a string, r double")
+# The property tests below check several random tables per Spark run (one pipeline on a few rows costs
+# about as much as on a hundred): the tables are told apart by a column ``g`` that is part of every block
+# (the FD's left side), so each table's blocks are its own; the oracle runs on each table alone.
+TABLES_PER_RUN = 5
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 3)), cells, reals), min_size=1, max_size=14),
+                min_size=TABLES_PER_RUN, max_size=TABLES_PER_RUN))
+def test_dirty_blocks_by_min_and_max_are_the_distinct_count_blocks_nulls_and_nan_included(spark, tables):
+    s = spark.createDataFrame([(g, *r) for g, rows in enumerate(tables) for r in rows],
+                              "g int, x int, a string, r double")
     for rhs in (["a"], ["r"], ["a", "r"]):
-        assert _rows(dirty_blocks(s, ["x"], rhs)) == _rows(_distinct_count_blocks(s, ["x"], rhs)), rhs
+        assert _rows(dirty_blocks(s, ["g", "x"], rhs)) == _rows(_distinct_count_blocks(s, ["g", "x"], rhs)), rhs
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 2)), cells, cells), min_size=1, max_size=10))
-def test_fd_violations_are_every_pair_in_a_block_differing_on_the_right_nulls_skipped(spark, rows):
-    df = spark.createDataFrame([(i, *r) for i, r in enumerate(rows)], "tid int, x int, a string, b string")
-    got = sorted((r["t1"], r["t2"]) for r in detect(df, "f: x -> a, b", key="tid").violations.collect())
-    want = sorted((i, j) for i, (x, a, b) in enumerate(rows) for j, (y, c, d) in enumerate(rows)
-                  if i < j and x is not None and x == y
-                  and ((a is not None and c is not None and a != c) or (b is not None and d is not None and b != d)))
-    assert got == want
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 2)), cells, cells), min_size=1, max_size=10),
+                min_size=TABLES_PER_RUN, max_size=TABLES_PER_RUN))
+def test_fd_violations_are_every_pair_in_a_block_differing_on_the_right_nulls_skipped(spark, tables):
+    rows = [(g, *r) for g, table in enumerate(tables) for r in table]
+    df = spark.createDataFrame([(i, *r) for i, r in enumerate(rows)], "tid int, g int, x int, a string, b string")
+    got = sorted((r["t1"], r["t2"]) for r in detect(df, "f: g, x -> a, b", key="tid").violations.collect())
+    want, first = [], 0  # each table's pairs, its rows numbered from its first row's tid
+    for table in tables:
+        want += [(first + i, first + j) for i, (x, a, b) in enumerate(table) for j, (y, c, d) in enumerate(table)
+                 if i < j and x is not None and x == y
+                 and ((a is not None and c is not None and a != c) or (b is not None and d is not None and b != d))]
+        first += len(table)
+    assert got == sorted(want)
 
 
 def _all_fixes_ranked(det: DetectionResult, n: int) -> pd.DataFrame:

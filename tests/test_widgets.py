@@ -214,7 +214,7 @@ from dqkit.progress import BackgroundRun
 from dqkit.session import get_spark, is_connect
 
 spark = get_spark(remote="local[2]")
-assert is_connect(spark)
+assert is_connect(spark) and get_spark() is spark  # the active Connect session is the session
 
 @F.udf("long")
 def slow(x):

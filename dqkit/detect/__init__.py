@@ -154,11 +154,13 @@ def _candidate_fixes(rule: Any, viol: DataFrame, scope: DataFrame, tid_type: T.D
     ``t2[zipcode] != 90210`` (kind ``lhs``). DC: each predicate negated (kind ``dc``).
     """
     cols = list(rule.columns)
-    a = scope.select(col(TID).alias("_a_t"), *[col(c).alias("_a_" + c) for c in cols])
-    b = scope.select(col(TID).alias("_b_t"), *[col(c).alias("_b_" + c) for c in cols])
-    v = viol.join(a, F.col("t1") == F.col("_a_t"))
+    # the row id as _a_ + TID: a reserved name, so no rule column (aliased _a_ + column) can take it (a
+    # column named t did, as _a_t)
+    a = scope.select(col(TID).alias("_a_" + TID), *[col(c).alias("_a_" + c) for c in cols])
+    b = scope.select(col(TID).alias("_b_" + TID), *[col(c).alias("_b_" + c) for c in cols])
+    v = viol.join(a, F.col("t1") == F.col("_a_" + TID))
     if rule.arity == 2:
-        v = v.join(b, F.col("t2") == F.col("_b_t"))
+        v = v.join(b, F.col("t2") == F.col("_b_" + TID))
     ta, tb = F.col("t1"), F.col("t2")
     fixes: list[Column] = []
     if isinstance(rule, FunctionalDependency):
