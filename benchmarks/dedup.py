@@ -404,8 +404,8 @@ def spark_scores(spark, pairs, truth_path: Path) -> dict[str, float]:
     return scores(int(got["tp"] or 0), int(got["n"]), int(true or 0))
 
 
-def speed(spark, sizes: list[int], threshold: float, peers: set[str], peer_timeout: float | None = None
-          ) -> list[dict[str, Any]]:
+def speed(spark, sizes: list[int], threshold: float, peers: set[str], peer_timeout: float | None = None,
+          with_dqkit: bool = True, known_comparisons: int | None = None) -> list[dict[str, Any]]:
     from splink import DuckDBAPI, SparkAPI
 
     rows = []
@@ -414,13 +414,17 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str], peer_timeo
         records = spark.read.parquet(path.as_posix())
         n_records = records.count()
         row: dict[str, Any] = {"entities": n, "records": n_records, "uptime_before": uptime()}
-        res, secs, rss = timed(lambda: run_dqkit(spark, [path.as_posix()], threshold, SPEED_BLOCKING))
-        comparisons = res.n_pairs
+        comparisons = known_comparisons or 0
+        if with_dqkit:
+            res, secs, rss = timed(lambda: run_dqkit(spark, [path.as_posix()], threshold, SPEED_BLOCKING))
+            comparisons = res.n_pairs
+            row["dqkit"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
+                            "comparisons_per_second": comparisons / secs}
+            print(f"dqkit timed: {secs:.1f} s, {comparisons:,} comparisons, driver peak {rss:.0f} MB, "
+                  f"process tree peak {LAST_TREE_PEAK[0]:.0f} MB; {uptime()}", flush=True)
+            row["dqkit"].update(spark_scores(spark, res.matches, truth_path))
+            res.levelled.unpersist()
         row["comparisons"] = comparisons
-        row["dqkit"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
-                        "comparisons_per_second": comparisons / secs,
-                        **spark_scores(spark, res.matches, truth_path)}
-        res.levelled.unpersist()
         if "splink-duckdb" in peers:
             try:
                 pdf = pd.read_parquet(path)
@@ -432,7 +436,7 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str], peer_timeo
                 pred, secs, rss = timed(on_duckdb)
                 got = pred.as_pandas_dataframe()[["rec_id_l", "rec_id_r"]]
                 row["splink_duckdb"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
-                                        "comparisons_per_second": comparisons / secs,
+                                        "comparisons_per_second": comparisons / secs if comparisons else 0.0,
                                         **spark_scores(spark, spark.createDataFrame(got), truth_path)}
             except Exception as exc:  # noqa: BLE001
                 row["splink_duckdb"] = {"error": _error(exc)}
@@ -449,7 +453,7 @@ def speed(spark, sizes: list[int], threshold: float, peers: set[str], peer_timeo
                     return pred
                 pred, secs, rss = timed(on_spark, timeout=peer_timeout, spark=spark)
                 row["splink_spark"] = {"seconds": secs, "peak_rss_mb": rss, "peak_tree_rss_mb": LAST_TREE_PEAK[0],
-                                       "comparisons_per_second": comparisons / secs,
+                                       "comparisons_per_second": comparisons / secs if comparisons else 0.0,
                                        **spark_scores(spark, pred.as_spark_dataframe().select("rec_id_l", "rec_id_r"),
                                                       truth_path)}
             except Exception as exc:  # noqa: BLE001
@@ -467,7 +471,7 @@ def print_speed(rows: list[dict[str, Any]], header: bool = True) -> None:
         print(f"\n{'entities':>8} {'records':>8} {'comparisons':>11}  {'contender':14} {'seconds':>8} "
               f"{'cmp/s':>9} {'peak RSS MB':>11} {'tree MB':>8} {'F1':>6}  peer s / dqkit s")
     for r in rows:
-        base = r["dqkit"]["seconds"]
+        base = r["dqkit"]["seconds"] if r.get("dqkit") and "seconds" in r["dqkit"] else None
         for k in ("dqkit", "splink_spark", "splink_duckdb"):
             d = r.get(k)
             if not d:
@@ -476,7 +480,7 @@ def print_speed(rows: list[dict[str, Any]], header: bool = True) -> None:
                 after = f" after {d['seconds']:.0f} s" if "seconds" in d else ""
                 print(f"{r['entities']:>8} {r['records']:>8} {r['comparisons']:>11}  {k:14} failed{after}: {d['error']}")
                 continue
-            ratio = "" if k == "dqkit" else f"{d['seconds'] / base:.2f}"
+            ratio = "" if k == "dqkit" or not base else f"{d['seconds'] / base:.2f}"
             print(f"{r['entities']:>8} {r['records']:>8} {r['comparisons']:>11}  {k:14} {d['seconds']:>8.1f} "
                   f"{d['comparisons_per_second']:>9.0f} {d['peak_rss_mb']:>11.0f} {d.get('peak_tree_rss_mb', 0):>8.0f} "
                   f"{d['f1']:>6.3f}  {ratio}")
@@ -495,6 +499,10 @@ def main() -> None:
     p.add_argument("--skip-speed", action="store_true")
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
     p.add_argument("--driver-memory", default="6g")
+    p.add_argument("--no-dqkit", action="store_true",
+                   help="time only the peers (each contender in its own process keeps one's memory from another's)")
+    p.add_argument("--comparisons", type=int, default=None,
+                   help="with --no-dqkit: the candidate pairs dqkit counted, for the peers' comparisons per second")
     p.add_argument("--peer-timeout", type=float, default=None,
                    help="cancel Splink on Spark's jobs after this many seconds (it is then reported as failed)")
     a = p.parse_args()
@@ -520,7 +528,7 @@ def main() -> None:
         (RESULTS / "dedup.json").write_text(json.dumps(out, indent=2, default=str))
     if not a.skip_speed:
         out["speed"] = speed(spark, [int(x) for x in a.entities.split(",") if x], a.threshold, peers,
-                             a.peer_timeout)
+                             a.peer_timeout, not a.no_dqkit, a.comparisons)
         (RESULTS / "dedup.json").write_text(json.dumps(out, indent=2, default=str))
     print(f"\nload at end: {uptime()}")
 
