@@ -107,14 +107,16 @@ def _report_json(out: Path) -> dict:
     return {"summary": json.loads(summary.read_text()) if summary.exists() else None, "spark_master": master}
 
 
-def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = None) -> dict:
-    """Run each command through ``dqkit.cli.main`` with ``backend`` flags; collect exit code, JSON, time."""
+def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = None,
+        skip: list[str] | None = None) -> dict:
+    """Run each command (``only`` these, none of ``skip``) through ``dqkit.cli.main`` with ``backend``
+    flags; collect exit code, JSON, time."""
     from dqkit import checkpoints
     from dqkit.cli import main
 
     results = {}
     for name, argv in commands(inputs, out).items():
-        if only and name not in only:
+        if (only and name not in only) or (skip and name in skip):
             continue
         stdout, stderr = io.StringIO(), io.StringIO()
         made = len(checkpoints.history)
@@ -134,12 +136,13 @@ def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = No
 
 if __name__ == "__main__":
     inputs_dir, out_dir, *flags = sys.argv[1:]
-    only = None
-    if "--only" in flags:
-        i = flags.index("--only")
-        only, flags = flags[i + 1].split(","), flags[:i] + flags[i + 2:]
+    chosen = {}
+    for option in ("--only", "--skip"):
+        if option in flags:
+            i = flags.index(option)
+            chosen[option[2:]], flags = flags[i + 1].split(","), flags[:i] + flags[i + 2:]
     t = time.perf_counter()
-    res = run(Path(inputs_dir), Path(out_dir), flags, only)
+    res = run(Path(inputs_dir), Path(out_dir), flags, **chosen)
     print(json.dumps({"results": res, "seconds": round(time.perf_counter() - t, 2)}, default=str))
 
 
