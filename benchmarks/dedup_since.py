@@ -13,7 +13,7 @@ Each returns with its clusters computed and counted. Afterwards the ``--since`` 
 against the same-model full run (equal up to id renaming). Prints one line per measurement with
 the ratio and the load average; the machine may be shared.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/dedup_since.py --entities 5000
+    PYTHONPATH=. .venv/bin/python benchmarks/dedup_since.py --entities 100000 --keep KEEP_FOLDER --driver-memory 6g
 """
 from __future__ import annotations
 
@@ -92,13 +92,15 @@ def main() -> None:
     ap.add_argument("--added", type=float, default=0.01)
     ap.add_argument("--keep", help="keep the nights and night 1's run in this folder and reuse them")
     ap.add_argument("--since-only", action="store_true", help="time --since alone (profiling)")
+    ap.add_argument("--driver-memory", default="6g", help="the Spark driver's heap (the machine may be shared)")
     args = ap.parse_args()
+    start_load = os.getloadavg()
 
     from dqkit.dedup import dedup, load_config, parse_config
     from dqkit.dedup.since import dedup_since
     from dqkit.session import get_spark
 
-    spark = get_spark()
+    spark = get_spark(config={"spark.driver.memory": args.driver_memory})
     cfg = parse_config(CONFIG)
     _ = load_config
     with tempfile.TemporaryDirectory(prefix="dqkit-dedup-since-") as tmp:
@@ -114,7 +116,8 @@ def main() -> None:
         if args.since_only:
             since_s, inc = timed_call(lambda: dedup_since(p2, folder / "run1", "rec_id", cfg, max_change=1.0,
                                                           spark=spark))
-            print(f"--since {since_s:.1f} s, stages {dict(inc.stages)}, load average {os.getloadavg()[0]:.1f}")
+            print(f"--since {since_s:.1f} s, pairs compared {inc.pairs_compared:,}, stages {dict(inc.stages)}, "
+                  f"load average {start_load[0]:.1f} -> {os.getloadavg()[0]:.1f}")
             return
         first_model = _saved_model(folder / "run1")
 
@@ -137,8 +140,8 @@ def main() -> None:
               f"  counts {dict((k, v) for k, v in inc.counts.items() if v)}")
         print(f"--since stages (s) {dict(inc.stages)}")
         print(f"ratio full/--since {full_s / since_s:.1f}x, same-model/--since {same_s / since_s:.1f}x; "
-              f"--since clusters equal the same-model run's: {equal}; load average "
-              f"{load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+              f"--since clusters equal the same-model run's: {equal}; load average at the start "
+              f"{start_load[0]:.1f}, at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from pyspark.sql import types as T
 
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
+from dqkit.dedup import _since_driver as SD
 from dqkit.dedup import _since_io as io
 from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_saved as SV
@@ -146,35 +147,40 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                 retired_before=tuple(manifest.get("retired_ids") or ()), clusters_before=int(manifest["clusters"]))
     clock = _Clock()
     with cancellable("dedup --since"):
-        old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
-        # one job: what changed, the key check's counts and the touched records' block hashes
-        changes = S.changes(S.new_side(df, key, cfg, rules), old_fp, key, len(rules))
         saved_n = manifest.get("records")
-        cap = _cap(max_change, saved_n)
-        rows, more = S.collect_changes(changes, cap)
-        if more or saved_n is None or any(r["bad"] for r in rows):
-            n_records = _check_key(df, key, label)  # refuses a NULL or repeated key, naming examples
-        if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
-            got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
-        else:
-            got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
-        kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
-        if not more and saved_n is not None:
-            n_records = int(saved_n) + kinds["added"] - kinds["removed"]
+        integer = isinstance(key_type, T.IntegralType)
+        local = SD.records(df, key, cfg, rules)
+        fetched = SD.fetch(local, len(rules), len(cfg.columns())) if SD.takes(local, len(rules), saved_n) else None
+        got = None if fetched is None else SD.changes(fetched, SD.saved_fingerprints(folder, fmt, key, integer),
+                                                      key, integer)
+        if fetched is not None and got is None:
+            _check_key(df, key, label)  # refuses the NULL or repeated key, naming examples
+            fetched = None
+        if got is not None:  # one scan of NEW, the change found on the driver (dqkit.dedup._since_driver)
+            changed, touched_rows = got
+            rows, more, n_records = [], False, fetched.num_rows
+            kinds = {k: int((changed["change"] == k).sum()) for k in ("added", "removed", "changed")}
+        else:  # one Spark job: what changed, the key check's counts and the touched records' block hashes
+            rows, more, kinds, n_records = _spark_changes(spark, df, folder, fmt, key, key_type, cfg, rules,
+                                                          saved_n, max_change, label)
+            changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
         clock("what changed, key check")
         n_changed = sum(kinds.values())
         share = n_changed / max(n_records, 1)
         recs = _records(df, key, cfg, rules)
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
-        touched = {r["key"] for r in rows if r["change"] in ("added", "changed")}
+        touched = set(changed.loc[changed["change"] != "removed", "key"])
         found, part, near = None, recs, None
         if not more and share <= max_change and touched | set().union(*saved_over.values()):
             # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
-            blocks = S.blocks_of(rows, len(rules))
+            blocks = (S.blocks_of(rows, len(rules)) if fetched is None
+                      else SD.blocks_of(fetched, touched_rows, len(rules)))
             if sum(len(k) for k in blocks.values()) <= S.MAX_NEAR_KEYS:
-                # one job: their records on the driver, where their block sizes and pairs are counted
-                near = P.collect_near(S.near(recs, blocks, saved_over), len(rules),
-                                      [C.value_col(k) for k in range(len(cfg.columns()))])
+                # their records on the driver (one job, or a filter of the fetched table), where their block
+                # sizes and pairs are counted
+                near = (P.collect_near(S.near(recs, blocks, saved_over), len(rules),
+                                       [C.value_col(k) for k in range(len(cfg.columns()))])
+                        if fetched is None else SD.near(fetched, blocks, saved_over))
                 clock("touched blocks' records")
                 found = P.oversized_in(near, blocks, saved_over, cfg.max_block_size)
         elif not more:
@@ -198,9 +204,31 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
                       stages=clock.marks)
         if reason is not None:
             return _full(df, key, cfg, thr, model, spark, label, manifest, common, reason, t0, progress, clock)
-        changed = pd.DataFrame([(r["key"], r["change"]) for r in rows if r["change"]], columns=["key", "change"])
         return _incremental(spark, df, key, cfg, thr, model, rules, part, near, oversized, changed, folder, fmt,
                             manifest, common, t0, clock)
+
+
+def _spark_changes(spark: SparkSession, df: DataFrame, folder: Path, fmt: str, key: str, key_type: T.DataType,
+                   cfg: Any, rules: list[Any], saved_n: Any, max_change: float, label: str
+                   ) -> tuple[list[Any], bool, dict[str, int], int]:
+    """What changed, in Spark (``_since_scan.changes``: one aggregation of NEW's and the saved fingerprints
+    by key): the changed rows (with their block hashes), whether more changed than the cost rule allows
+    (then only the counts), the counts per kind and NEW's record count. Refuses a NULL or repeated key."""
+    from dqkit.dedup import _check_key
+
+    old_fp = _read(spark, folder, io.FINGERPRINTS, fmt, {key: key_type, FP_HI: T.LongType(), FP_LO: T.LongType()})
+    changes = S.changes(S.new_side(df, key, cfg, rules), old_fp, key, len(rules))
+    rows, more = S.collect_changes(changes, _cap(max_change, saved_n))
+    if more or saved_n is None or any(r["bad"] for r in rows):
+        n_records = _check_key(df, key, label)  # refuses a NULL or repeated key, naming examples
+    if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
+        got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
+    else:
+        got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
+    kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
+    if not more and saved_n is not None:
+        n_records = int(saved_n) + kinds["added"] - kinds["removed"]
+    return rows, more, kinds, n_records
 
 
 def _cap(max_change: float, saved_records: Any) -> int | None:
