@@ -15,7 +15,8 @@ and t1.rate < t2.rate)``). ``--changes`` lists the change shares; the cost rule 
 the cost rule's full path (``max_change=0``: with FDs, one aggregation of NEW diffed against OLD's
 violations) in the same window, so the two ways of computing ``--since`` are compared on one load.
 (Since FDs are always detected in full, both paths are the same for ``--rules fd``; they differ for DCs.)
-Prints one line per measurement with the ratio baseline/dqkit and the load average.
+Prints one line per measurement with the ratio baseline/dqkit, the Spark jobs the timed ``--since`` started
+and the load average before the baseline and after the last ``--since``.
 
     python benchmarks/bench_since.py --rows 200000 --changes 0.001,0.01,0.05,0.2
 """
@@ -80,6 +81,17 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
+def counted_jobs(spark, group: str, fn):
+    """``fn()`` under a Spark job group, and the number of Spark jobs it started (classic Spark only)."""
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        out = fn()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    return out, len(sc.statusTracker().getJobIdsForGroup(group))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
@@ -105,20 +117,24 @@ def main() -> None:
                 for mode in args.modes.split(","):
                     src = saved if mode == "saved" else old
                     detect_since(new, src, rules, key="id", spark=spark, max_change=1.0).unpersist()  # warm-up
+                    load0 = os.getloadavg()[0]
                     tb, want = timed(lambda: baseline(spark, old, new, rules, saved if mode == "saved" else None))
-                    times = {}
+                    times, jobs = {}, {}
                     for path in args.paths.split(","):
                         mc = 1.0 if path == "changed" else 0.0
-                        ts, res = timed(lambda: detect_since(new, src, rules, key="id", spark=spark, max_change=mc))
+                        group = f"bench-since-{rk}-{mode}-{share}-{path}"
+                        (ts, res), jobs[path] = counted_jobs(spark, group, lambda: timed(
+                            lambda: detect_since(new, src, rules, key="id", spark=spark, max_change=mc)))
                         got = {k: res.to_dict()[k] for k in ("new", "resolved", "persisting")}
                         res.unpersist()
                         assert got == want, (path, got, want)
                         times[path] = ts
                     load = os.getloadavg()[0]
                     shown = " ".join(f"{'since' if p == 'changed' else 'since_full'}={t:.1f}s "
-                                     f"ratio{'' if p == 'changed' else '_full'}={tb / t:.2f}x" for p, t in times.items())
+                                     f"ratio{'' if p == 'changed' else '_full'}={tb / t:.2f}x "
+                                     f"jobs{'' if p == 'changed' else '_full'}={jobs[p]}" for p, t in times.items())
                     print(f"rows={args.rows} change={share:.3%} rules={rk} mode={mode} baseline={tb:.1f}s "
-                          f"{shown} counts={want} load={load:.1f}", flush=True)
+                          f"{shown} counts={want} load={load0:.1f}->{load:.1f}", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

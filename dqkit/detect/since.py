@@ -15,7 +15,7 @@ or updated when its key is on one side only or its 128-bit fingerprint over the 
 Violations among unchanged rows come from the saved result of OLD when ``--since`` names one (no full
 detection at all), else from NEW, listed and counted; the lists stay lazy. With a saved result nothing
 is proportional to the persisting violations but one stream over the saved list (``A_old`` is the saved
-violations touching ``C``, a broadcast probe of the changed keys; the rest is that stream filtered, never
+violations touching ``C``, the stream filtered by the changed keys; the rest is the same stream, never
 shuffled or recounted): a rule's persisting count is the saved result's count of its identities
 (``manifest.json``, ``identities``) minus its resolved ones. A rule whose two orders may both violate
 (``pairs_unique`` false) or a result from an older dqkit has no such count: its rest is counted.
@@ -23,20 +23,28 @@ shuffled or recounted): a rule's persisting count is the saved result's count of
 FDs are the exception when OLD is a table (or a saved result without the FD's count), by measurement:
 an FD's full detection is grouped over its left-hand side (``dqkit.detect.fd_pairs``), and its persisting
 violations need that full detection of NEW anyway. So such an FD is
-detected in full on each side's cached rows (OLD's violations read from the saved result) and diffed:
-1.62x / 1.11x / 0.74x of the baseline at 0.1 / 1 / 5 % changed, against 0.81x / 0.78x / 0.54x for the
-changed blocks only, in the same window, with the row-pairing version of ``fd_pairs``
-(docs/performance.md, "detect --since"). With a saved count (``partners_rule(counted=True)``) an FD
+detected in full on each side's cached rows (OLD's violations read from the saved result) and diffed
+(measured faster than its changed blocks at 0.1 / 1 / 5 %: docs/performance.md). With a saved count (``partners_rule(counted=True)``) an FD
 is restricted like a DC: its persisting count is the saved count minus resolved, so nothing groups
 every row of NEW.
 
 Spark jobs and passes (what dominates on small and medium tables):
 
-* ONE shuffle by key over both sides (``_by_key``, cached) gives each key's rows per side and its
-  change; only keys and fingerprints are shuffled, and the same job fills the cache of each side's
-  rows (``_rows``: the key and the rules' columns). ONE job over it gives the key checks of NEW (and
-  of OLD when a table; a refusal reads exactly as ``check_key``'s, via ``refuse_key``) and the change
-  kinds. Every later step reads these caches, not the tables (but a UDF or OCJoin rule on the full path).
+* With a saved OLD, ONE action first finds the buckets of keys whose ``(key, fingerprint)`` multisets
+  differ (``dqkit.detect._since_buckets``: partial sums, a few thousand rows shuffled); only the rows in
+  those buckets go through the shuffle by key below (at 1M rows and 0.1 % changed, ~2 % of them).
+* ONE shuffle by key over both sides (``_by_key``) gives each key's rows per side and its change; only
+  keys and fingerprints are shuffled (and, per side, the hashes of the changed rows' partner columns).
+  ONE action over it gives the key checks of NEW (and of OLD when a table; a refusal reads exactly as
+  ``check_key``'s, via ``refuse_key``), the change kinds and, when at most ``LITERAL_KEYS`` keys changed,
+  the changed keys and their partner hashes themselves. With those, every later step is a filter
+  against literal sets (``dqkit.detect._since_probe``): a side's restriction is one filter, "touches a
+  changed key" another; no broadcast, no semi join. More changed keys (or a key or equality whose
+  values cannot be matched as literals) take the broadcast route: ``_by_key`` cached, the changed keys
+  broadcast at each use (``restrict``, ``touching``).
+* Each side's rows (``_rows``: the key and the rules' columns) are cached, filled by the change job,
+  when a later step reads every row again (OLD a table; a rule detected in full); with a saved OLD and
+  every rule restricted, NEW is read once more instead, by the one filter of its restriction.
 * An FD's violations are grouped over its left-hand side (``dqkit.detect.fd_pairs``): only blocks that
   violate are paired, a block's rhs groups crossed. No semi join, no broadcast.
 * DCs: every rule's restricted detection is one lazy frame per side (``lazy_violations`` over the union
@@ -59,6 +67,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from dqkit.detect import detect, fd_pairs, lazy_capable, lazy_violations
+from dqkit.detect import _since_probe as probes
+from dqkit.detect._since_buckets import changed_buckets, in_buckets
+from dqkit.detect._since_probe import Literal, plan_probe
 from dqkit.detect._since_result import RuleSince, SinceResult
 from dqkit.errors import RuleError, SchemaMismatchError
 from dqkit.fingerprint import row_fingerprint
@@ -194,6 +205,22 @@ def _restricted(side: DataFrame, rules: list[Any], changed: DataFrame, key: str,
     return touching(identities(lazy_violations(sub, rules, key)), changed, key)
 
 
+def _probed(side: DataFrame, rules: list[Any], lit: Literal, which: int, keep: list[DataFrame]) -> DataFrame:
+    """``_restricted`` by literal sets (``dqkit.detect._since_probe``): the side's restriction is ONE filter
+    (cached: each rule's plan reads it), FDs paired inside their blocks (``fd_pairs``), and the violations
+    touching a changed key kept by a filter. No broadcast, no semi join. ``which``: 1 NEW, 0 OLD."""
+    key = lit.key
+    s = side.select(*[col(c) for c in dict.fromkeys([key, *[c for r in rules for c in r.columns]])])
+    sub = s.where(lit.restriction(which)).persist()
+    keep.append(sub)
+    fds = [r for r in rules if isinstance(r, FunctionalDependency)]
+    others = [r for r in rules if r not in fds]
+    frames = [_pairs(fd_pairs(sub, r, key)) for r in fds]
+    if others:  # not distinct: ``_tagged`` groups the identities anyway
+        frames.append(identities(lazy_violations(sub, others, key), distinct=False))
+    return _union(frames).where(lit.touching())
+
+
 def _full(side: DataFrame | None, rows: DataFrame | None, rules: list[Any], key: str, spark: SparkSession,
           name: str) -> DataFrame:
     """Identities of every violation of ``rules`` in a side: lazily over its cached ``rows`` (``_rows``) when
@@ -215,6 +242,8 @@ def _pairs(violations: DataFrame) -> DataFrame:
 
 
 _S, _NN, _NO = "_dq_s", "_dq_nn", "_dq_no"
+_REPARTITION = True
+_PREPASS = True
 
 
 def _rows(df: DataFrame, key: str, cols: list[str]) -> DataFrame:
@@ -222,30 +251,46 @@ def _rows(df: DataFrame, key: str, cols: list[str]) -> DataFrame:
     return df.select(col(key), *[col(c) for c in cols if c != key])
 
 
-def _by_key(new_rows: DataFrame, old: DataFrame, key: str, cols: list[str], *, table: bool) -> DataFrame:
+def _by_key(new_rows: DataFrame, old: DataFrame, key: str, cols: list[str], *, table: bool,
+            carry: list[tuple[str, Any]] | None = None) -> DataFrame:
     """ONE shuffle by key over both sides: per key value, its rows on each side (``_dq_nn``, ``_dq_no``: the
     key checks) and the change (inserted, deleted, updated by fingerprint, or NULL). ``old``: OLD's rows
     (``_rows``) when ``table``, else a saved result's fingerprints. Only keys and fingerprints are
     shuffled (fixed-width: a hash aggregation, no sort); the sides' values stay in the caller's caches of
-    ``_rows``, which this job fills as it reads them. Cached by the caller."""
+    ``_rows``, which this job fills as it reads them. ``carry``: ``(name, column)`` computed on each side's
+    rows (the probe's partner hashes, ``dqkit.detect._since_probe``), kept per side as ``_dq_1name`` (NEW)
+    and ``_dq_0name`` (OLD, NULL for a saved result)."""
+    carry = carry or []
+    names = [n for n, _ in carry]
+
     def fp(rows: DataFrame, side: int) -> DataFrame:
         hi, lo = row_fingerprint(rows, cols)
-        return rows.select(col(key).alias("_dq_k"), hi.alias(FP_HI), lo.alias(FP_LO), F.lit(side).alias(_S))
+        return rows.select(col(key).alias("_dq_k"), hi.alias(FP_HI), lo.alias(FP_LO), F.lit(side).alias(_S),
+                           *[c.alias(n) for n, c in carry])
 
-    o = fp(old, 0) if table else old.select(col(key).alias("_dq_k"), F.col(FP_HI), F.col(FP_LO), F.lit(0).alias(_S))
+    o = fp(old, 0) if table else old.select(col(key).alias("_dq_k"), F.col(FP_HI), F.col(FP_LO), F.lit(0).alias(_S),
+                                            *[F.lit(None).cast("bigint").alias(n) for n in names])
     side = F.col(_S)
-    per = fp(new_rows, 1).unionByName(o).groupBy("_dq_k").agg(
-        F.count(F.when(side == 1, 1)).alias(_NN), F.count(F.when(side == 0, 1)).alias(_NO),
-        *[F.max(F.when(side == s_, F.col(c))).alias(f"_dq_{s_}{c}") for s_ in (1, 0) for c in (FP_HI, FP_LO)])
-    n_hi, n_lo, o_hi, o_lo = (F.col(f"_dq_{s_}{c}") for s_ in (1, 0) for c in (FP_HI, FP_LO))
+    both = fp(new_rows, 1).unionByName(o)
+    both = both.repartition(F.col("_dq_k")) if _REPARTITION else both
+    per = both.groupBy("_dq_k").agg(
+        F.sum(side).alias(_NN), (F.count(F.lit(1)) - F.sum(side)).alias(_NO),
+        F.bit_xor(FP_HI).alias("_dq_xh"), F.bit_xor(FP_LO).alias("_dq_xl"),
+        *[F.max(F.when(side == s_, F.col(n))).alias(f"_dq_{s_}{n}") for s_ in (1, 0) for n in names])
+    # one row per side (else the key is refused): the fingerprints differ iff their XOR is not zero
     change = (F.when(F.col(_NO) == 0, F.lit("inserted")).when(F.col(_NN) == 0, F.lit("deleted"))
-              .when((n_hi != o_hi) | (n_lo != o_lo), F.lit("updated")))
-    return per.select(F.col("_dq_k").alias(key), _NN, _NO, change.alias("change"))
+              .when((F.col("_dq_xh") != 0) | (F.col("_dq_xl") != 0), F.lit("updated")))
+    return per.select(F.col("_dq_k").alias(key), _NN, _NO, change.alias("change"),
+                      *[f"_dq_{s_}{n}" for s_ in (1, 0) for n in names])
 
 
-def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None) -> tuple[int, int | None, dict[str, int]]:
+def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None, carry: list[str] | None = None,
+                cap: int = 0) -> tuple[int, int | None, dict[str, int], list[Any] | None]:
     """Rows of NEW (and of OLD when a table) and the change kinds, by ONE job over ``_by_key``; refuses a
-    repeated or NULL key on NEW, then on OLD, with ``check_key``'s own message (``refuse_key``)."""
+    repeated or NULL key on NEW, then on OLD, with ``check_key``'s own message (``refuse_key``).
+
+    ``carry``: the same action also returns the changed keys' rows (``key``, ``change`` and these columns)
+    when at most ``cap`` (the two parts read one shuffle: Spark reuses the exchange), else None."""
     k = col(key)
     stats = []
     for n in (_NN, _NO):
@@ -253,17 +298,28 @@ def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None) -> 
         stats += [F.coalesce(F.sum(n), F.lit(0)), F.coalesce(F.sum(F.when(k.isNull(), F.col(n))), F.lit(0)),
                   F.count(F.when(rep, 1)), F.coalesce(F.sum(F.when(rep, F.col(n))), F.lit(0))]
     kinds = ("inserted", "deleted", "updated")
-    row = per.agg(*[x.alias(f"_dq_{i}") for i, x in enumerate(stats)],
-                  *[F.count(F.when(F.col("change") == w, 1)).alias(w) for w in kinds]).collect()[0]
+    stats += [F.count(F.when(F.col("change") == w, 1)) for w in kinds]
+    agg = per.agg(F.array(*[x.cast("bigint") for x in stats]).alias("_dq_a"))
+    rows: list[Any] | None = None
+    if carry is None:
+        got = agg.collect()
+    else:
+        detail = per.where(F.col("change").isNotNull()).select(k, "change", *carry).limit(cap + 1)
+        types = {f.name: f.dataType for f in detail.schema.fields}
+        both = agg.select(F.lit(0).alias("_dq_w"), "_dq_a", *[F.lit(None).cast(types[c]).alias(c) for c in detail.columns])
+        got = both.unionByName(detail.select(F.lit(1).alias("_dq_w"), F.lit(None).cast("array<bigint>").alias("_dq_a"),
+                                             *[col(c) for c in detail.columns])).collect()
+        rows = [r for r in got if r["_dq_w"] == 1]
+        rows = rows if len(rows) <= cap else None
+    a = [int(x) for x in next(r for r in got if r["_dq_a"] is not None)["_dq_a"]]
     for j, (n, name) in enumerate(((_NN, label), (_NO, old_label))):
         if name is None:
             continue
         side = per.where(F.col(n) > 0).select(k.alias("_dq_k0"), F.col(n).alias("_dq_n"))
-        refuse_key(side, key, nulls=int(row[f"_dq_{4 * j + 1}"]), repeats=int(row[f"_dq_{4 * j + 2}"]),
-                   repeat_rows=int(row[f"_dq_{4 * j + 3}"]), table=name, command="detect --since",
-                   without="give a key column")
-    rows_old = int(row["_dq_4"]) if old_label is not None else None
-    return int(row["_dq_0"]), rows_old, {w: int(row[w]) for w in kinds if row[w]}
+        refuse_key(side, key, nulls=a[4 * j + 1], repeats=a[4 * j + 2], repeat_rows=a[4 * j + 3], table=name,
+                   command="detect --since", without="give a key column")
+    rows_old = a[4] if old_label is not None else None
+    return a[0], rows_old, {w: a[8 + i] for i, w in enumerate(kinds) if a[8 + i]}, rows
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -319,21 +375,40 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                                       f"{label}: {', '.join(diff)}",
                                       hint="compare versions with the same types, or cast them first")
     with cancellable("detect --since"):
-        # each side's rows read once (cached as the change job reads them); every later step reads these
-        new_rows = _rows(new, key, cols).persist()
+        why = {r.name: partners_rule(r, old is None and r.name in saved_n) for r in rule_list}
+        candidates = [r for r in rule_list if not why[r.name]]  # restricted unless the change is large
+        probe = plan_probe(candidates, types, key) if candidates else None
+        # each side's rows are cached (filled by the change job) when a later step reads every row again: OLD a
+        # table, or a rule detected in full; else NEW is read once more, by one filter (the restriction)
+        keep = old is not None or len(candidates) < len(rule_list)
+        new_rows = _rows(new, key, cols)
+        new_rows = new_rows.persist() if keep else new_rows
         old_rows = _rows(old, key, cols).persist() if old is not None else None
-        per = _by_key(new_rows, old_rows if old_rows is not None else old_fp, key, cols,
-                      table=old is not None).persist()
+        own = {c: types[c] for c in cols} | {key: types[key]}
+        carry = probe.hash_columns(own) if probe is not None else None
         new_fp = row_fingerprints(new_rows, key, cols)
         tagged: DataFrame | None = None
         subs: list[DataFrame] = []  # the cached restrictions, one per side
+        per: DataFrame | None = None
         try:
-            rows_new, rows_old, kinds = _key_checks(per, key, label, None if old is None else str(since))
+            # a saved OLD: only the keys in buckets whose (key, fingerprint) multisets differ are shuffled
+            total, buckets = changed_buckets(new_fp, old_fp, key) if old is None and _PREPASS else (0, None)
+            sides = ((in_buckets(new_rows, key, buckets), in_buckets(old_fp, key, buckets)) if buckets is not None
+                     else (new_rows, old_rows if old_rows is not None else old_fp))
+            per = _by_key(*sides, key, cols, table=old is not None, carry=carry)
+            per = per.persist() if probe is None else per  # the broadcast route reads it once per use
+            carried = [f"_dq_{s_}{n}" for s_ in (1, 0) for n, _ in carry] if carry is not None else None
+            rows_new, rows_old, kinds, rows = _key_checks(per, key, label, None if old is None else str(since),
+                                                          carried, probes.LITERAL_KEYS)
+            rows_new = total if buckets is not None else rows_new
+            if probe is not None and rows is None:  # too many changed keys for literal sets
+                per = per.persist()
             changed = per.where(F.col("change").isNotNull()).select(key, "change")
+            lit = (Literal.of(rows, key, probe, own, (1, 0) if old is not None else (1,))
+                   if probe is not None and rows is not None else None)
             n_changed = sum(kinds.values())
             share = n_changed / max(rows_new, 1)
             large = share > max_change
-            why = {r.name: partners_rule(r, old is None and r.name in saved_n) for r in rule_list}
             full_rules = [r for r in rule_list if large or why[r.name]]
             rest_rules = [r for r in rule_list if r not in full_rules]
             rest_names = [r.name for r in rest_rules]
@@ -346,19 +421,22 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 olds.append(_full(old, old_rows, full_rules, key, spark, str(since)) if old is not None
                             else _ids(saved, full_rules))
             if rest_rules:
-                news.append(_restricted(new_rows, rest_rules, changed, key, subs))
+                news.append(_restricted(new_rows, rest_rules, changed, key, subs) if lit is None
+                            else _probed(new_rows, rest_rules, lit, 1, subs))
                 if old is None:
-                    # the saved list is streamed past a broadcast of the changed keys, never shuffled: the
-                    # touched part is diffed; the rest persists, counted as the saved count minus resolved
+                    # the saved list is streamed past the changed keys, never shuffled: the touched part is
+                    # diffed; the rest persists, counted as the saved count minus resolved
                     mine = _ids(saved, rest_rules)
-                    olds.append(touching(mine, changed, key))
-                    rest = touching(mine, changed, key, touch=False)
+                    olds.append(touching(mine, changed, key) if lit is None else mine.where(lit.touching()))
+                    rest = touching(mine, changed, key, touch=False) if lit is None else mine.where(~lit.touching())
                     recount = [n for n in rest_names if n not in saved_n]  # a result from an older dqkit
                     counted = rest.where(F.col("rule").isin(recount)) if recount else None
                 else:
-                    olds.append(_restricted(old_rows, rest_rules, changed, key, subs))
-                    mine = lazy_violations(new_rows, rest_rules, key)
-                    rest = counted = touching(_ids(mine, rest_rules), changed, key, touch=False)
+                    olds.append(_restricted(old_rows, rest_rules, changed, key, subs) if lit is None
+                                else _probed(old_rows, rest_rules, lit, 0, subs))
+                    mine_ids = _ids(lazy_violations(new_rows, rest_rules, key), rest_rules)
+                    rest = counted = (touching(mine_ids, changed, key, touch=False) if lit is None
+                                      else mine_ids.where(~lit.touching()))
             tagged = _tagged(olds, news).persist()
             counts = _counts(tagged, counted)
             per_rule = []
