@@ -242,8 +242,6 @@ def _pairs(violations: DataFrame) -> DataFrame:
 
 
 _S, _NN, _NO = "_dq_s", "_dq_nn", "_dq_no"
-_REPARTITION = True
-_PREPASS = True
 
 
 def _rows(df: DataFrame, key: str, cols: list[str]) -> DataFrame:
@@ -272,7 +270,8 @@ def _by_key(new_rows: DataFrame, old: DataFrame, key: str, cols: list[str], *, t
                                             *[F.lit(None).cast("bigint").alias(n) for n in names])
     side = F.col(_S)
     both = fp(new_rows, 1).unionByName(o)
-    both = both.repartition(F.col("_dq_k")) if _REPARTITION else both
+    # partitioned by key once: the aggregation needs no shuffle of its own and no partial aggregation
+    both = both.repartition(F.col("_dq_k"))
     per = both.groupBy("_dq_k").agg(
         F.sum(side).alias(_NN), (F.count(F.lit(1)) - F.sum(side)).alias(_NO),
         F.bit_xor(FP_HI).alias("_dq_xh"), F.bit_xor(FP_LO).alias("_dq_xl"),
@@ -392,7 +391,7 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
         per: DataFrame | None = None
         try:
             # a saved OLD: only the keys in buckets whose (key, fingerprint) multisets differ are shuffled
-            total, buckets = changed_buckets(new_fp, old_fp, key) if old is None and _PREPASS else (0, None)
+            total, buckets = changed_buckets(new_fp, old_fp, key) if old is None else (0, None)
             sides = ((in_buckets(new_rows, key, buckets), in_buckets(old_fp, key, buckets)) if buckets is not None
                      else (new_rows, old_rows if old_rows is not None else old_fp))
             per = _by_key(*sides, key, cols, table=old is not None, carry=carry)
