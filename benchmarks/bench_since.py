@@ -16,7 +16,8 @@ the cost rule's full path (``max_change=0``: with FDs, one aggregation of NEW di
 violations) in the same window, so the two ways of computing ``--since`` are compared on one load.
 (Since FDs are always detected in full, both paths are the same for ``--rules fd``; they differ for DCs.)
 Prints one line per measurement with the ratio baseline/dqkit, the Spark jobs the timed ``--since`` started
-and the load average before the baseline and after the last ``--since``.
+and the load average before the baseline and after the last ``--since``. With ``--repeat N`` the baseline
+and ``--since`` alternate N times and the line gives the medians, their ratio and every time.
 
     python benchmarks/bench_since.py --rows 200000 --changes 0.001,0.01,0.05,0.2
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import tempfile
 import time
 
@@ -99,6 +101,8 @@ def main() -> None:
     ap.add_argument("--rules", default="dc,fd")
     ap.add_argument("--modes", default="table,saved")
     ap.add_argument("--paths", default="changed,full", help="changed (cost rule off), full (cost rule forced)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="baseline and --since this many times, alternating; the medians and their ratio are printed")
     args = ap.parse_args()
     from dqkit.detect import detect
     from dqkit.detect.since import detect_since
@@ -118,23 +122,30 @@ def main() -> None:
                     src = saved if mode == "saved" else old
                     detect_since(new, src, rules, key="id", spark=spark, max_change=1.0).unpersist()  # warm-up
                     load0 = os.getloadavg()[0]
-                    tb, want = timed(lambda: baseline(spark, old, new, rules, saved if mode == "saved" else None))
-                    times, jobs = {}, {}
-                    for path in args.paths.split(","):
-                        mc = 1.0 if path == "changed" else 0.0
-                        group = f"bench-since-{rk}-{mode}-{share}-{path}"
-                        (ts, res), jobs[path] = counted_jobs(spark, group, lambda: timed(
-                            lambda: detect_since(new, src, rules, key="id", spark=spark, max_change=mc)))
-                        got = {k: res.to_dict()[k] for k in ("new", "resolved", "persisting")}
-                        res.unpersist()
-                        assert got == want, (path, got, want)
-                        times[path] = ts
+                    tbs: list[float] = []
+                    times: dict[str, list[float]] = {}
+                    jobs: dict[str, int] = {}
+                    for rep in range(args.repeat):  # baseline and --since alternate, so both see the same load
+                        tb, want = timed(lambda: baseline(spark, old, new, rules, saved if mode == "saved" else None))
+                        tbs.append(tb)
+                        for path in args.paths.split(","):
+                            mc = 1.0 if path == "changed" else 0.0
+                            group = f"bench-since-{rk}-{mode}-{share}-{path}-{rep}"
+                            (ts, res), jobs[path] = counted_jobs(spark, group, lambda: timed(
+                                lambda: detect_since(new, src, rules, key="id", spark=spark, max_change=mc)))
+                            got = {k: res.to_dict()[k] for k in ("new", "resolved", "persisting")}
+                            res.unpersist()
+                            assert got == want, (path, got, want)
+                            times.setdefault(path, []).append(ts)
                     load = os.getloadavg()[0]
-                    shown = " ".join(f"{'since' if p == 'changed' else 'since_full'}={t:.1f}s "
-                                     f"ratio{'' if p == 'changed' else '_full'}={tb / t:.2f}x "
+                    tb = statistics.median(tbs)
+                    shown = " ".join(f"{'since' if p == 'changed' else 'since_full'}={statistics.median(t):.1f}s "
+                                     f"ratio{'' if p == 'changed' else '_full'}={tb / statistics.median(t):.2f}x "
                                      f"jobs{'' if p == 'changed' else '_full'}={jobs[p]}" for p, t in times.items())
+                    each = (f" each: baseline {'/'.join(f'{t:.1f}' for t in tbs)}; " + "; ".join(
+                        f"{p} {'/'.join(f'{x:.1f}' for x in t)}" for p, t in times.items())) if args.repeat > 1 else ""
                     print(f"rows={args.rows} change={share:.3%} rules={rk} mode={mode} baseline={tb:.1f}s "
-                          f"{shown} counts={want} load={load0:.1f}->{load:.1f}", flush=True)
+                          f"{shown} counts={want} load={load0:.1f}->{load:.1f}{each}", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

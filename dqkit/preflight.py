@@ -102,6 +102,38 @@ def table_columns(path: Path | None) -> list[str] | None:
     return None
 
 
+def record_bound(table: Any) -> int | None:
+    """At most how many records the table file or folder ``table`` holds, read without Spark: the row
+    counts of its Parquet footers (exact), or the lines of its plain CSV files (a record ends one line
+    at least; a quoted field over several lines only raises the bound). None when it cannot be known
+    so (a DataFrame, a catalog table, JSON, compressed CSV, an unreadable footer)."""
+    if not isinstance(table, (str, os.PathLike)):
+        return None
+    path = Path(os.fspath(table)).expanduser()
+    try:
+        files = [path] if path.is_file() else _data_files(path) if path.is_dir() else []
+        if not files:
+            return None
+        total = 0
+        for f in files:
+            fmt = file_format(f.name) or ("parquet" if f.name.startswith("part-") and "parquet" in f.name else None)
+            if fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                total += pq.ParquetFile(f).metadata.num_rows
+            elif fmt == "csv" and f.name.lower().endswith(".csv"):
+                with open(f, "rb") as fh:
+                    lines, last = 0, b""
+                    for chunk in iter(lambda: fh.read(1 << 24), b""):
+                        lines, last = lines + chunk.count(b"\n"), chunk[-1:]
+                total += lines + (last not in (b"", b"\n"))
+            else:
+                return None
+        return total
+    except Exception:  # noqa: BLE001 - a bound that cannot be read is unknown, never an error here
+        return None
+
+
 def _csv_header(path: Path) -> list[str] | None:
     """The header of a comma-separated file (a BOM is dropped); None for another dialect or a file
     that is not UTF-8 (left to the reader, which says more)."""

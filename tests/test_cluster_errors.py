@@ -49,3 +49,41 @@ def test_a_command_that_needs_no_spark_starts_no_session_on_the_given_master(mon
     assert main(["--master", "spark://127.0.0.1:9", "report", "delta", "--list-parameters"]) == 0
     assert time.monotonic() - t < 30 and "old = " in capsys.readouterr().out
     assert os.environ["DQKIT_SPARK_MASTER"] == "spark://127.0.0.1:9"
+
+
+def test_the_matrix_compares_a_remote_reports_saved_summary_with_the_local_delta_and_flags_any_change(tmp_path):
+    # the cluster matrix (test_cluster.py) checks a report over Connect against the local delta command's
+    # saved summary: broken on purpose here, without a cluster, it must name the changed count, a report that
+    # saved nothing, and nothing when the two agree (timings are left out)
+    import json
+
+    import matrix_runner
+
+    summary = {"tables": {"users": {"rows_old": 6, "rows_new": 7, "updated": 2, "seconds": 1.5}}}
+    local = tmp_path / "local" / "delta"
+    remote = tmp_path / "connect"
+    (remote / "report_saved").mkdir(parents=True)
+    (remote / "report").mkdir()
+    local.mkdir(parents=True)
+    (local / "summary.json").write_text(json.dumps(summary))
+    (remote / "report" / "delta_report.html").write_text("<tr><th>Spark master</th><td>Spark Connect</td></tr>")
+    reference = {"summary": json.loads((local / "summary.json").read_text())}
+
+    def compared(saved: dict | None) -> list[str]:
+        target = remote / "report_saved" / "summary.json"
+        if saved is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_text(json.dumps(saved))
+        got = matrix_runner._report_json(remote)
+        assert got.pop("spark_master") == "Spark Connect"
+        return matrix_runner.differences(matrix_runner.comparable(reference, str(tmp_path / "local")),
+                                         matrix_runner.comparable(got, str(remote)))
+
+    same = json.loads(json.dumps(summary))
+    same["tables"]["users"]["seconds"] = 9.0
+    assert compared(same) == []
+    wrong = json.loads(json.dumps(same))
+    wrong["tables"]["users"]["updated"] = 3
+    assert compared(wrong) == ["/summary/tables/users/updated: 2 != 3"]
+    assert compared(None) and "/summary" in compared(None)[0]

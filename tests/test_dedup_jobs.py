@@ -2,8 +2,6 @@
 again), the fused key check's counts and refusals, and bounded edit-distance levels."""
 from __future__ import annotations
 
-import uuid
-
 import pandas as pd
 import pytest
 from pyspark.sql import functions as F
@@ -13,6 +11,7 @@ from dqkit.dedup import _compare as C
 from dqkit.dedup import dedup, link, parse_config
 from dqkit.errors import ParameterError
 from tests.test_dedup import _frame, tiny_people
+from tests.sparkjobs import spark_jobs
 
 CONFIG = {"blocking": [["surname"], ["postcode"]],
           "comparisons": [{"column": "given", "method": "jaro_winkler"},
@@ -34,15 +33,9 @@ DRIVER_JOB_BUDGET = {"block": 2, "compare": 0, "estimate": 0, "cluster": 1}
 def _jobs_per_stage(spark, run) -> dict[str, int]:
     """The Spark jobs each progress stage started, counted in this thread's own job group (a job another
     test's leftover thread starts in the same worker is not counted)."""
-    sc = spark.sparkContext
-    group = f"dqkit-job-budget-{uuid.uuid4().hex}"
-    sc.setJobGroup(group, "job budget")
-    try:
+    with spark_jobs(spark, "job budget") as jobs:
         marks = [("start", 0)]
-        result = run(lambda stage, *_: marks.append((stage, len(sc.statusTracker().getJobIdsForGroup(group)))))
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
+        result = run(lambda stage, *_: marks.append((stage, jobs.n)))
     return result, {s: j - marks[i][1] for i, (s, j) in enumerate(marks[1:])}
 
 

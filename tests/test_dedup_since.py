@@ -15,6 +15,7 @@ import pytest
 
 from dqkit.errors import ParameterError
 from dqkit.systems import get
+from tests.sparkjobs import spark_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 COLS = ["rec_id", "name", "city", "note"]
@@ -196,8 +197,6 @@ SINCE_JOB_BUDGET = {"spark": 4, "driver": 1}
 
 @pytest.mark.parametrize("route", ["driver", "spark"])
 def test_a_tiny_incremental_since_run_stays_within_its_spark_job_budget(spark, tmp_path, monkeypatch, route):
-    import uuid
-
     from dqkit import sparkutil
     from dqkit.dedup.since import dedup_since
 
@@ -205,15 +204,9 @@ def test_a_tiny_incremental_since_run_stays_within_its_spark_job_budget(spark, t
     night1 = _save_night1(spark, tmp_path / "night1")
     table = spark.createDataFrame(NIGHT2, COLS).localCheckpoint()
     monkeypatch.setenv("DQKIT_DEDUP_DRIVER_PAIRS", "0" if route == "spark" else "1000")
-    sc = spark.sparkContext
-    group = f"dqkit-since-budget-{uuid.uuid4().hex}"
-    sc.setJobGroup(group, "dedup --since job budget")
-    try:
+    with spark_jobs(spark, "dedup --since job budget") as counted:
         res = dedup_since(table, night1, "rec_id", CONFIG, max_change=1.0, spark=spark)
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
-    jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+    jobs = counted.n
     assert not res.full_run and res.pairs_compared == 9 and _ids(res) == GOLDEN_IDS
     assert jobs <= SINCE_JOB_BUDGET[route], f"{jobs} Spark jobs, budget {SINCE_JOB_BUDGET[route]}; stages {res.stages}"
 

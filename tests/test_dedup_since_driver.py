@@ -151,6 +151,7 @@ def test_the_driver_route_is_left_for_spark_when_the_run_is_too_large_or_a_block
     recs = SD.records(df, "rec_id", cfg, rules)
     monkeypatch.setenv(ENV, "10")
     assert SD.takes(recs, 1, 10) and not SD.takes(recs, 1, 11) and not SD.takes(recs, 1, None)
+    assert SD.takes(recs, 1, 10, 10) and not SD.takes(recs, 1, 10, 11)  # tonight's bound, when known, counts too
     monkeypatch.setenv(ENV, "0")
     assert not SD.takes(recs, 1, 1)
     monkeypatch.setenv(ENV, "10")
@@ -158,3 +159,26 @@ def test_the_driver_route_is_left_for_spark_when_the_run_is_too_large_or_a_block
     frecs = SD.records(df, "rec_id", fcfg, B.parse_rules(df, fcfg.blocking))
     assert not SD.takes(frecs, 1, 1)  # -0.0 and 0.0 join in Spark but hash apart
 
+
+
+def test_a_table_grown_past_the_driver_limit_since_the_saved_run_is_not_fetched_to_the_driver(spark, tmp_path,
+                                                                                              monkeypatch):
+    # the saved run fits the limit; tonight's CSV, by its lines (read without Spark), does not: the Spark
+    # route answers, with the driver route's answer at a larger limit
+    from dqkit.dedup import dedup
+    from dqkit.dedup.since import dedup_since
+
+    night1 = tmp_path / "night1"
+    dedup(spark.createDataFrame(NIGHT1, COLS), "rec_id", CONFIG, model=_model(), spark=spark).saving("csv").save(night1)
+    tonight = tmp_path / "tonight.csv"
+    spark.createDataFrame(NIGHT2, COLS).toPandas().to_csv(tonight, index=False)
+    assert len(NIGHT1) < len(NIGHT2) + 1
+    fetched = []
+    monkeypatch.setattr(SD, "fetch", lambda *a, _f=SD.fetch: fetched.append(1) or _f(*a))
+    got = {}
+    for limit in (len(NIGHT1), 1000):
+        monkeypatch.setenv(ENV, str(limit))
+        res = dedup_since(str(tonight), night1, "rec_id", CONFIG, max_change=1.0, spark=spark)
+        got[limit] = (_ids(res), res.counts, len(fetched))
+    assert got[len(NIGHT1)][2] == 0 and got[1000][2] == 1  # the driver fetched tonight's table only within the limit
+    assert got[len(NIGHT1)][:2] == got[1000][:2] and got[1000][0] == GOLDEN_IDS

@@ -13,6 +13,7 @@ import dqkit.delta as dq
 import dqkit.delta.columns as columns
 from dqkit.delta import delta
 from dqkit.sparkutil import executed_plan
+from tests.sparkjobs import spark_jobs
 
 ROW = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from(["a", "b", ""])))
 
@@ -102,17 +103,9 @@ JOB_BUDGET = {"dedup,row": 3, "dedup,row,column": 4}
 
 def _jobs(spark, run) -> tuple[object, int]:
     """The Spark jobs ``run`` started, counted in this thread's own job group."""
-    import uuid
-
-    sc = spark.sparkContext
-    group = f"dqkit-delta-jobs-{uuid.uuid4().hex}"
-    sc.setJobGroup(group, "delta job budget")
-    try:
+    with spark_jobs(spark, "delta job budget") as jobs:
         result = run()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-        sc.setLocalProperty("spark.job.description", None)
-    return result, len(sc.statusTracker().getJobIdsForGroup(group))
+    return result, jobs.n
 
 
 def test_a_tiny_delta_stays_within_its_spark_job_budget(spark):

@@ -8,6 +8,7 @@ import pytest
 from dqkit.errors import ParameterError
 from dqkit.since_manifest import MANIFEST, make_manifest
 from dqkit.systems.detect import DETECT
+from tests.sparkjobs import spark_jobs
 
 COLS = ["id", "zip", "city", "state", "salary", "rate"]
 OLD = [(1, "10001", "NY", "NY", 100, 10), (2, "10001", "NY", "NY", 200, 20), (3, "90210", "LA", "CA", 100, 5),
@@ -333,15 +334,10 @@ def test_since_with_three_fds_runs_a_bounded_number_of_spark_jobs(spark, max_cha
     from dqkit.rules import as_rules
 
     old, new = spark.createDataFrame(OLD, COLS), spark.createDataFrame(NEW, COLS)
-    sc = spark.sparkContext
-    group = f"since-jobs-{max_change}"
-    sc.setJobGroup(group, "detect --since job bound")
-    try:
+    with spark_jobs(spark, "detect --since job bound") as counted:
         res = detect_since(new, old, as_rules(FD3), key="id", spark=spark, max_change=max_change)
         d = res.to_dict()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-    jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+    jobs = counted.n
     assert (d["new"], d["resolved"], d["persisting"]) == (2, 0, 1)
     assert jobs <= 3, f"{jobs} Spark jobs"
     res.unpersist()

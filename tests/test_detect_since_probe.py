@@ -9,6 +9,7 @@ import pytest
 from dqkit.detect import _since_buckets as buckets
 from dqkit.detect import _since_probe as probes
 from dqkit.detect._since_probe import Literal, literal_keys, plan_probe
+from tests.sparkjobs import spark_jobs
 from tests.test_detect_since import COLS, GOLDEN, NEW, OLD, POOL, _case_frames, _lists, _oracle, _rules
 
 
@@ -196,15 +197,10 @@ def test_since_with_a_dc_on_the_literal_route_runs_a_bounded_number_of_spark_job
     if saved:
         detect(old, _rules(), key="id", spark=spark).save(tmp_path / "old", charts=False)
         since = str(tmp_path / "old")
-    sc = spark.sparkContext
-    group = f"since-dc-jobs-{saved}"
-    sc.setJobGroup(group, "detect --since job bound")
-    try:
+    with spark_jobs(spark, "detect --since job bound") as counted:
         res = detect_since(new, since, _rules(), key="id", spark=spark, max_change=1.0)
         d = res.to_dict()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-    jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+    jobs = counted.n
     assert (d["new"], d["resolved"], d["persisting"]) == (3, 1, 4)
     assert jobs <= 5, f"{jobs} Spark jobs"
     res.unpersist()

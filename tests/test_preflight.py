@@ -341,3 +341,39 @@ def test_rule_errors_name_the_line(data):
     (data / "bad.txt").write_text("zip -> city\nzip ->\n")
     with pytest.raises(RuleError, match="line 2"):
         preflight.load_rule_file(data / "bad.txt")
+
+
+# ------------------------------------------------------------------ record_bound: tonight's size without Spark
+def test_record_bound_counts_parquet_footers_exactly_and_csv_lines_as_an_upper_bound(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "t.parquet"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": list(range(7))}), folder / "part-0.parquet")
+    pq.write_table(pa.table({"id": list(range(5))}), folder / "part-1.parquet")
+    (folder / "_SUCCESS").write_text("")
+    assert preflight.record_bound(folder) == 12 and preflight.record_bound(str(folder / "part-1.parquet")) == 5
+    plain = tmp_path / "a.csv"
+    plain.write_text("id,name\n1,ann\n2,bob")  # no newline after the last record: still counted
+    assert preflight.record_bound(plain) == 3  # the header is one line more: a bound, never short
+    quoted = tmp_path / "q.csv"
+    quoted.write_text('id,note\n1,"two\nlines"\n2,x\n')
+    with open(quoted, newline="") as fh:
+        records = len(list(csv.reader(fh))) - 1
+    assert records == 2 and preflight.record_bound(quoted) >= records
+
+
+@pytest.mark.parametrize("what", ["json", "gzip", "missing", "frame", "not parquet"])
+def test_record_bound_is_unknown_where_it_cannot_be_read_without_spark(tmp_path, what):
+    import gzip
+
+    target = {"json": tmp_path / "t.json", "gzip": tmp_path / "t.csv.gz", "missing": tmp_path / "nothing.csv",
+              "frame": object(), "not parquet": tmp_path / "bad.parquet"}[what]
+    if what == "json":
+        target.write_text('{"id": 1}\n')
+    elif what == "gzip":
+        target.write_bytes(gzip.compress(b"id\n1\n"))
+    elif what == "not parquet":
+        target.write_text("not a footer")
+    assert preflight.record_bound(target) is None

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import dqkit.repair as repair_mod
 from dqkit.errors import ParameterError
 from dqkit.repair import repair
+from tests.sparkjobs import spark_jobs
 
 # FDs sharing right sides (c, d), chained (a -> b, b -> c), multi-attribute on both sides
 FDS = ("a -> c", "b -> c", "a -> b", "c -> b", "d -> b", "b -> c, d", "a, b -> d", "d -> c")
@@ -114,13 +115,9 @@ def test_a_two_round_fd_repair_of_six_rows_runs_a_bounded_number_of_spark_jobs(s
     df = spark.createDataFrame([(0, "x", "p", "k", 1), (1, "x", "p", "k", 2), (2, "x", "q", "m", 3), (3, "y", "q", "n", 3),
                                 (4, "z", "q", "n", 3), (5, None, "q", "n", None)],
                                "id long, a string, b string, c string, d long")
-    sc = spark.sparkContext
-    sc.setJobGroup("repair-jobs", "repair job bound")
-    try:
+    with spark_jobs(spark, "repair job bound") as counted:
         res = repair(df, "a -> b\nc -> b\nd -> c", key="id", max_iterations=3, freeze_after=1)
         repaired, changes = res.repaired.collect(), res.change_list.collect()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)
-    jobs = len(sc.statusTracker().getJobIdsForGroup("repair-jobs"))
+    jobs = counted.n
     assert res.iterations == 2 and len(repaired) == 6 and len(changes) >= 3
     assert 5 <= jobs <= 20, f"{jobs} Spark jobs"

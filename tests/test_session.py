@@ -125,3 +125,19 @@ def test_a_report_on_a_tiny_bundled_example_starts_its_kernels_jvm_for_a_short_l
     assert not inputsize.short_lived_jvm("local[2]")
     prepare_report("detect", example)
     assert inputsize.short_lived_jvm("local[2]") and not inputsize.short_lived_jvm("spark://h:7077")
+
+
+def test_a_session_dqkit_starts_builds_a_column_expression_in_one_py4j_call_per_operation(spark, monkeypatch):
+    # PySpark's DataFrame query context (on by default) walks the Python stack and makes ~5 more Py4J calls
+    # per Column operation to record its call site; dqkit's sessions turn it off (dqkit.session.get_spark)
+    import py4j.clientserver as cs
+    from pyspark.sql import functions as F
+
+    assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
+    calls = []
+    send = cs.ClientServerConnection.send_command
+    monkeypatch.setattr(cs.ClientServerConnection, "send_command", lambda self, c: calls.append(c) or send(self, c))
+    a, b = F.col("a"), F.lit(1)
+    calls.clear()
+    _ = (a + b) * b
+    assert len(calls) <= 4, [c.splitlines()[:3] for c in calls]

@@ -56,13 +56,16 @@ def records(df: DataFrame, key: str, cfg: Any, rules: list[Any]) -> DataFrame:
                      hi.alias(FP_HI), lo.alias(FP_LO))
 
 
-def takes(recs: DataFrame, n_rules: int, saved_records: Any) -> bool:
+def takes(recs: DataFrame, n_rules: int, saved_records: Any, new_bound: int | None = None) -> bool:
     """Whether the change is detected on the driver: the saved run's record count is known and within
-    ``DQKIT_DEDUP_DRIVER_PAIRS`` (NEW's is not known before its scan: the saved one stands in), the key
-    is one the driver orders and compares as Spark does, no block key has a floating-point part."""
+    ``DQKIT_DEDUP_DRIVER_PAIRS``, and so is tonight's bound when it can be read without Spark
+    (``preflight.record_bound``: Parquet footers, CSV lines; else the saved count stands in, as NEW's own
+    is not known before its scan); the key is one the driver orders and compares as Spark does, and no
+    block key has a floating-point part."""
     limit = dedup_driver_pairs()
     schema = recs.schema
     return (limit > 0 and saved_records is not None and int(saved_records) <= limit
+            and (new_bound is None or new_bound <= limit)
             and _key_ok(schema[B.ID].dataType) and all(_exact_blocks(schema[B.block_col(i)].dataType)
                                                        for i in range(n_rules)))
 

@@ -52,6 +52,7 @@ from dqkit.dedup.diff import diff_assignments
 from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
 from dqkit.fingerprint import FP_HI, FP_LO
+from dqkit.preflight import record_bound
 from dqkit.session import get_spark
 from dqkit.similarity import workers
 from dqkit.sparkutil import cancellable, col
@@ -150,7 +151,8 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         saved_n = manifest.get("records")
         integer = isinstance(key_type, T.IntegralType)
         local = SD.records(df, key, cfg, rules)
-        fetched = SD.fetch(local, len(rules), len(cfg.columns())) if SD.takes(local, len(rules), saved_n) else None
+        on_driver = SD.takes(local, len(rules), saved_n, record_bound(table))
+        fetched = SD.fetch(local, len(rules), len(cfg.columns())) if on_driver else None
         got = None if fetched is None else SD.changes(fetched, SD.saved_fingerprints(folder, fmt, key, integer),
                                                       key, integer)
         if fetched is not None and got is None:
