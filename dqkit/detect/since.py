@@ -461,7 +461,10 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 if f is not None:
                     f.unpersist()
             raise
-    return SinceResult(table=label, since=str(since), key=key, reused=manifest is not None,
+    both = _which(tagged, "both")  # each list over every rule at once: a union per rule re-analyses the plan (~1 s)
+    lists = {"new": _which(tagged, "new"), "resolved": _which(tagged, "resolved"),
+             "persisting": both.unionByName(rest) if rest is not None else both}
+    return SinceResult(table=label, since=str(since), key=key, reused=manifest is not None, lists=lists,
                        rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
                        rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
                        full=large, seconds=time.perf_counter() - t0, changed=changed,
