@@ -88,7 +88,7 @@ def table_columns(path: Path | None) -> list[str] | None:
     if not files:
         return None
     first = files[0]
-    fmt = file_format(first.name) or ("parquet" if first.name.startswith("part-") and "parquet" in first.name else None)
+    fmt = _table_format(first)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -100,6 +100,11 @@ def table_columns(path: Path | None) -> list[str] | None:
     if fmt == "csv" and first.name.lower().endswith(".csv"):
         return _csv_header(first)
     return None
+
+
+def _table_format(f: Path) -> str | None:
+    """A data file's format by its name, Spark's ``part-...parquet`` files included."""
+    return file_format(f.name) or ("parquet" if f.name.startswith("part-") and "parquet" in f.name else None)
 
 
 def record_bound(table: Any) -> int | None:
@@ -116,7 +121,7 @@ def record_bound(table: Any) -> int | None:
             return None
         total = 0
         for f in files:
-            fmt = file_format(f.name) or ("parquet" if f.name.startswith("part-") and "parquet" in f.name else None)
+            fmt = _table_format(f)
             if fmt == "parquet":
                 import pyarrow.parquet as pq
 

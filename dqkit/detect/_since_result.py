@@ -53,7 +53,7 @@ class SinceResult(Result):
     fingerprints: Any = field(default=None, repr=False)
     cached: tuple[Any, ...] = field(default=(), repr=False)  # what the run persisted (the tagged identities)
     schema: dict[str, str] = field(default_factory=dict)
-    lists: dict[str, DataFrame] | None = field(default=None, repr=False)  # each list over every rule, lazy
+    lists: dict[str, DataFrame] = field(default_factory=dict, repr=False)  # each list over every rule, lazy
     mode: str = "since"
 
     # ----------------------------------------------------------------- counts and lists
@@ -68,13 +68,7 @@ class SinceResult(Result):
 
     def violations(self, which: str, sort: bool = True) -> DataFrame:
         """One list over every rule: ``rule, key1, key2``, sorted (``sort=False``: as computed, no shuffle)."""
-        if self.lists is not None:
-            out = self.lists[which]
-        else:
-            frames = [r.frames[which] for r in self.per_rule]
-            out = frames[0]
-            for f in frames[1:]:
-                out = out.unionByName(f)
+        out = self.lists[which]  # built at once over every rule (a union per rule re-analyses the plan)
         return out.orderBy("rule", "key1", "key2") if sort else out
 
     def unpersist(self) -> None:

@@ -59,6 +59,7 @@ predicate (its partners are all rows) or a UDF rule.
 """
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -322,10 +323,7 @@ def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None, car
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return out
+    return functools.reduce(DataFrame.unionByName, frames)
 
 
 def _rules(rules: Any) -> list[Any]:
@@ -461,9 +459,8 @@ def detect_since(table: Any, since: Any, rules: Any, *, key: str, spark: SparkSe
                 if f is not None:
                     f.unpersist()
             raise
-    both = _which(tagged, "both")  # each list over every rule at once: a union per rule re-analyses the plan (~1 s)
-    lists = {"new": _which(tagged, "new"), "resolved": _which(tagged, "resolved"),
-             "persisting": both.unionByName(rest) if rest is not None else both}
+    lists = {w: _which(tagged, w) for w in ("new", "resolved", "both")}  # every rule at once: no union per rule
+    lists["persisting"] = _union([lists.pop("both"), *([rest] if rest is not None else [])])
     return SinceResult(table=label, since=str(since), key=key, reused=manifest is not None, lists=lists,
                        rules=tuple(rule_list), per_rule=tuple(per_rule), changes=kinds,
                        rows_new=rows_new, rows_old=rows_old, share=share, max_change=max_change,
