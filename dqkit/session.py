@@ -20,6 +20,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from dqkit.inputsize import SMALL_INPUT_JVM_OPTIONS, short_lived_jvm
+from dqkit.jvmnames import keep_jvm_names
 from dqkit.sparkutil import scoped_conf  # noqa: F401 - planner settings, defined once in sparkutil
 
 _lock = threading.Lock()
@@ -105,6 +106,7 @@ def get_spark(
         with _jvm_stderr_to_log():
             spark = builder.getOrCreate()
         quiet(spark)
+        keep_jvm_names(getattr(getattr(spark, "_sc", None), "_jvm", None))  # else Py4J asks for each name again
         return spark
 
 

@@ -141,3 +141,39 @@ def test_a_session_dqkit_starts_builds_a_column_expression_in_one_py4j_call_per_
     calls.clear()
     _ = (a + b) * b
     assert len(calls) <= 4, [c.splitlines()[:3] for c in calls]
+
+
+def test_a_session_dqkit_starts_asks_the_jvm_for_each_class_and_static_method_once(spark, monkeypatch):
+    # Py4J resolves jvm.functions, then .col, with a round trip each, every time; the session keeps the
+    # references (dqkit.jvmnames): a repeated F.col is the one call that builds the column
+    import py4j.clientserver as cs
+    from py4j.protocol import Py4JError
+    from pyspark.sql import functions as F
+
+    jvm = spark.sparkContext._jvm
+    calls = []
+    send = cs.ClientServerConnection.send_command
+    monkeypatch.setattr(cs.ClientServerConnection, "send_command", lambda self, c: calls.append(c) or send(self, c))
+    F.col("a")
+    calls.clear()
+    F.col("b")
+    assert [c.split("\n", 1)[0] for c in calls] == ["c"], [c.splitlines()[:3] for c in calls]  # one call, no lookup
+    # the same class and method objects, answered from the kept references
+    assert jvm.functions is jvm.functions and jvm.functions.col is jvm.functions.col
+    assert jvm.java.lang.Integer is jvm.java.lang.Integer
+    # a static field's value is asked for every time (it can change); a name that failed is asked again
+    calls.clear()
+    assert jvm.java.lang.Integer.MAX_VALUE == jvm.java.lang.Integer.MAX_VALUE == 2 ** 31 - 1
+    assert len(calls) == 2 and "MAX_VALUE" not in vars(jvm.java.lang.Integer)
+    for _ in range(2):
+        calls.clear()
+        with pytest.raises(Py4JError):
+            jvm.java.lang.Integer.noSuchDqkitMember
+        assert calls
+    # Py4J calls any name it cannot find a package: kept only under a lower-case (package) name, so a
+    # class whose jar comes later is still found
+    assert "NoSuchDqkitClass" not in vars(jvm.java.lang) and jvm.java.lang.NoSuchDqkitClass is not None
+    assert "NoSuchDqkitClass" not in vars(jvm.java.lang) and "lang" in vars(jvm.java)
+    # the kept objects still behave as py4j's: a static method call and a constructor
+    assert jvm.java.lang.Integer.parseInt("42") == 42
+    assert jvm.java.util.ArrayList().size() == 0
