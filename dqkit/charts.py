@@ -91,15 +91,20 @@ def quartile_chart(stats: Mapping[str, Mapping[str, float]], title: str, xlabel:
     return fig
 
 
-def to_png_base64(fig: Figure) -> str:
-    """The figure as a base64 PNG (for self-contained HTML)."""
+def png_bytes(fig: Figure) -> bytes:
+    """The figure drawn once as PNG bytes (100 dpi): what a saved ``NAME.png`` and an embedded image hold."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return buf.getvalue()
 
 
-def img_tag(fig: Figure, alt: str) -> str:
-    """An <img> with the figure embedded as a data URI."""
+def to_png_base64(fig: Figure | bytes) -> str:
+    """The figure (or its ``png_bytes``) as a base64 PNG (for self-contained HTML)."""
+    return base64.b64encode(fig if isinstance(fig, bytes) else png_bytes(fig)).decode("ascii")
+
+
+def img_tag(fig: Figure | bytes, alt: str) -> str:
+    """An <img> with the figure (or its ``png_bytes``) embedded as a data URI."""
     import html
 
     return f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,{to_png_base64(fig)}'/>"
@@ -107,17 +112,6 @@ def img_tag(fig: Figure, alt: str) -> str:
 
 def _short(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:,.1f}"
-
-
-def save_all(figs: Sequence[tuple[str, Figure]], folder) -> list[str]:
-    """Save (name, figure) pairs as PNG files into ``folder``; returns the file names."""
-    from pathlib import Path
-
-    names = []
-    for name, fig in figs:
-        fig.savefig(Path(folder) / f"{name}.png", dpi=100)
-        names.append(f"{name}.png")
-    return names
 
 
 #: Colours of the rules in a violation graph (cycled when there are more rules).

@@ -109,12 +109,22 @@ class Chart:
     def to_text(self) -> str:
         return ""  # charts have no text form; the numbers are in the tables beside them
 
+    def png(self) -> bytes:
+        """The chart drawn once as PNG bytes, kept: a saved folder's ``NAME.png`` and its report.html
+        embed the same drawing (drawing is most of the time a saved result's charts take)."""
+        kept = self.__dict__.get("_dq_png")  # also on this frozen dataclass
+        if kept is None:
+            from dqkit import charts as ch
+
+            kept = self.__dict__["_dq_png"] = ch.png_bytes(self.build())
+        return kept
+
     def to_html(self, charts: bool = True) -> str:
         if not charts:
             return ""
         from dqkit import charts as ch
 
-        return ch.img_tag(self.build(), self.title)
+        return ch.img_tag(self.png(), self.title)
 
     def _repr_html_(self) -> str:
         return render.wrap(_titled(self))
@@ -164,6 +174,11 @@ def sections_text(blocks: Iterable[Any]) -> str:
 def sections_html(blocks: Iterable[Any], charts: bool = True) -> str:
     """HTML of blocks inside one ``dqkit`` div; every value escaped by ``dqkit.render``."""
     return "<div class='dqkit'>" + "".join(_titled(b, charts) for b in blocks) + "</div>"
+
+
+def result_html(system: str, blocks: Iterable[Any], charts: bool = True) -> str:
+    """A result's HTML fragment: the system's name over its blocks (``Result.to_html``, a saved page)."""
+    return f"<div class='dqkit'><h2>{render.esc(system)}</h2></div>" + sections_html(blocks, charts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,8 +370,7 @@ class Result:
 
     def to_html(self, sample_rows: int = 10, charts: bool = True) -> str:
         """An HTML fragment (one ``div.dqkit``) of every section; every value escaped."""
-        return (f"<div class='dqkit'><h2>{render.esc(self.system)}</h2></div>"
-                + sections_html(self.sections(sample_rows=sample_rows), charts))
+        return result_html(self.system, self.sections(sample_rows=sample_rows), charts)
 
     def _repr_html_(self) -> str:
         return render.HTML_STYLE + self.to_html(sample_rows=5, charts=False)
@@ -390,10 +404,10 @@ class Result:
                 frame.write.mode("error").parquet((tmp / rel).as_posix())
             (tmp / "summary.json").write_text(render.dumps(self.to_dict()), encoding="utf-8")
             self._save_extra(tmp)
+            blocks = self.sections(sample_rows=10)  # as to_page: each chart drawn once for its PNG and the page
             if charts:
-                from dqkit import charts as ch
-
-                ch.save_all(self.figures(), tmp)
-            (tmp / "report.html").write_text(self.to_page(charts=charts), encoding="utf-8")
+                for chart in (b for b in blocks if isinstance(b, Chart)):
+                    (tmp / f"{chart.name}.png").write_bytes(chart.png())
+            (tmp / "report.html").write_text(render.page(self.system, result_html(self.system, blocks, charts)), encoding="utf-8")
 
         return str(render.atomic_folder(text, write))

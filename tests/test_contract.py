@@ -88,6 +88,25 @@ def test_saved_report_says_what_was_compared(users, tmp_path):
     assert "What was compared" in page and str(USERS / "old") in page and "users=id" in page
 
 
+def test_a_saved_chart_is_drawn_once_for_its_png_file_and_the_report_page(users, tmp_path, monkeypatch):
+    import base64
+    import re
+
+    from dqkit import charts
+
+    drawn = []
+    real = charts.png_bytes
+    monkeypatch.setattr(charts, "png_bytes", lambda fig: drawn.append(fig) or real(fig))
+    out = Path(users.save(tmp_path / "v"))
+    pngs = sorted(out.glob("*.png"))
+    assert pngs and len(drawn) == len(pngs)  # not once for the file and again for the page
+    page = (out / "report.html").read_text()
+    embedded = {base64.b64decode(b) for b in re.findall(r"src='data:image/png;base64,([^']+)'", page)}
+    assert embedded == {p.read_bytes() for p in pngs}
+    # the page is the one to_page gives
+    assert page == users.to_page()
+
+
 def test_save_refuses_an_existing_target_unless_overwrite_for_every_result(users, table1_result, tmp_path):
     for r in (users, table1_result):
         target = tmp_path / type(r).__name__
