@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 # Figures are built with the object API (no pyplot state), so they work headless and in notebooks.
 from matplotlib.figure import Figure
