@@ -332,12 +332,12 @@ def test_save_writes_the_validation_namespace_atomically(spark, tmp_path, users_
 
 
 def test_a_failed_save_leaves_no_half_written_output(spark, tmp_path, users_result, monkeypatch):
-    import dqkit.delta as mod
+    from dqkit.result import Chart
 
     def boom(self, *a, **k):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(mod.DeltaResult, "figures", boom)
+    monkeypatch.setattr(Chart, "png", boom)  # after the frames and summary.json are in the temporary folder
     with pytest.raises(RuntimeError, match="disk full"):
         users_result.save(tmp_path / "validation")
     assert list(tmp_path.iterdir()) == []
