@@ -98,6 +98,12 @@ def get_spark(
             .config("spark.python.sql.dataFrameDebugging.enabled", "false")
             .config("spark.driver.extraJavaOptions", java_options)
         )
+        if small:
+            # Tungsten's memory pages: on a tiny input every hash aggregate and sort task otherwise takes a
+            # 16 MiB page (the default follows the heap) for a few rows; in a long-lived session those pages
+            # fill the young generation and reach the old one (the test suite's two JVMs: 13 % of their CPU
+            # in the collector, 176 s); a larger record still gets a page of its own size
+            builder = builder.config("spark.buffer.pageSize", "1m")
         memory = driver_memory(config)
         if memory is not None:  # read by spark-submit when it starts the JVM: set before getOrCreate
             builder = builder.config("spark.driver.memory", memory)

@@ -89,6 +89,9 @@ def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_un
     assert "TieredStopAtLevel" not in _java_options(monkeypatch, master="spark://h:7077")
     assert _java_options(monkeypatch, master="spark://h:7077", option="spark.sql.codegen.wholeStage") == "true"
     assert _java_options(monkeypatch, master="spark://h:7077", option="spark.sql.adaptive.enabled") == "true"
+    assert _java_options(monkeypatch, option="spark.buffer.pageSize") == "1m"
+    with pytest.raises(KeyError):  # a cluster's executors keep Spark's page size
+        _java_options(monkeypatch, master="spark://h:7077", option="spark.buffer.pageSize")
     big = tmp_path / "big"
     big.mkdir()
     with open(big / "part.csv", "wb") as f:  # sparse: its size without writing it
@@ -97,6 +100,8 @@ def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_un
     assert "TieredStopAtLevel" not in _java_options(monkeypatch)
     assert _java_options(monkeypatch, option="spark.sql.adaptive.enabled") == "true"
     assert _java_options(monkeypatch, option="spark.sql.codegen.wholeStage") == "true"
+    with pytest.raises(KeyError):  # a large input keeps Spark's page size
+        _java_options(monkeypatch, option="spark.buffer.pageSize")
     expect_inputs(["catalog:db.t"])
     assert "TieredStopAtLevel" not in _java_options(monkeypatch)
     expect_inputs([str(tiny)])
@@ -177,3 +182,12 @@ def test_a_session_dqkit_starts_asks_the_jvm_for_each_class_and_static_method_on
     # the kept objects still behave as py4j's: a static method call and a constructor
     assert jvm.java.lang.Integer.parseInt("42") == 42
     assert jvm.java.util.ArrayList().size() == 0
+
+
+def test_a_tiny_input_session_gives_each_task_memory_pages_of_1_mib(spark):
+    """On a few rows a hash aggregate or sort task takes one Tungsten page; Spark's default (16 MiB for a 1 GiB
+    heap) filled the long-lived test JVMs' young generation with empty pages (13 % of their CPU in the
+    collector). The suite's session is a tiny-input one (DQKIT_SMALL_INPUT_JVM=always)."""
+    assert spark.sparkContext.getConf().get("spark.buffer.pageSize") == "1m"  # read when the JVM started
+    big = spark.range(0, 6, numPartitions=1).selectExpr("repeat(CAST(id % 3 AS STRING), 2000000) AS v")
+    assert sorted(r[1] for r in big.groupBy("v").count().collect()) == [2, 2, 2]  # a 2 MB key: a page of its own
