@@ -41,7 +41,7 @@ TEST_JVM := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 CDS := $(VENV)/test-classes.jsa
 TEST_CDS = $$(test -f $(CURDIR)/$(CDS) && echo -XX:SharedArchiveFile=$(CURDIR)/$(CDS) -Xlog:cds*=off)
 
-$(CDS): $(STAMP) tests/jvm_archive.py
+$(CDS): $(STAMP) tests/jvm_archive.py tests/session_config.py
 	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/jvm_archive.py $@
 
 test: venv $(CDS)

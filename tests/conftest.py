@@ -25,6 +25,10 @@ def spark():
     # Two shuffle partitions, one per core of local[2]: still more than one partition everywhere (tests that
     # need a given partitioning set it themselves), and on a few rows fewer tasks per job: Daisy's and
     # holistic repair's tests took 221 s of CPU instead of 254 s with four (DQKIT_TEST_PARTITIONS overrides).
+    # No broadcast joins but those dqkit asks for (F.broadcast): on a few rows every automatic broadcast is a
+    # job of its own, a hash table and a torrent broadcast where a sort-merge join is two more stages of the
+    # same job (three test files: 290.6 -> 278.2 and 320.7 -> 303.2 CPU s in two alternating pairs); the
+    # joins are then the ones a large input gets (DQKIT_TEST_BROADCAST=10MB restores Spark's default).
     # Interpreted expressions instead of generated code (DQKIT_TEST_CODEGEN=true turns code generation back
     # on): on a few rows compiling each new plan's code is most of a job's time (Daisy tests: 218 s -> 168 s).
     # dqkit's own tiny-input mode turns only whole-stage code off: in this mode Spark cannot decode typed

@@ -11,6 +11,7 @@ def test_session_config() -> dict[str, str]:
     parts = os.environ.get("DQKIT_TEST_PARTITIONS", "2")
     config = {"spark.sql.shuffle.partitions": parts, "spark.default.parallelism": parts,
               "spark.sql.adaptive.enabled": os.environ.get("DQKIT_TEST_AQE", "false"),
+              "spark.sql.autoBroadcastJoinThreshold": os.environ.get("DQKIT_TEST_BROADCAST", "-1"),
               "spark.sql.warehouse.dir": tempfile.mkdtemp(prefix="dqkit-test-warehouse-")}
     if os.environ.get("DQKIT_TEST_CODEGEN", "false") != "true":
         config.update({"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"})
