@@ -116,6 +116,27 @@ def test_applying_every_change_of_the_dry_run_folder_gives_the_repaired_table(sp
     assert pd.read_csv(out).values.tolist() == full.values.tolist()
 
 
+@pytest.mark.parametrize("broadcast", ["10MB", "-1"])
+def test_the_reviewed_file_keeps_the_input_files_row_order_whichever_join_spark_picks(spark, tmp_path, capsys,
+                                                                                       broadcast):
+    """The saved table is the input file's rows in its order, not in key order and not in the order a join
+    left them: a broadcast join keeps its input's order, a sort-merge join (no automatic broadcast, or a large
+    change list) does not."""
+    from dqkit.sparkutil import scoped_conf
+
+    lines = Path(TABLE1).read_text().splitlines()
+    shuffled = tmp_path / "table1.csv"
+    shuffled.write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
+    folder = tmp_path / "dry"
+    assert main(["repair", str(shuffled), "--rules", RULES1, "--key", "tid", "--dry-run", "--out", str(folder)]) == 0
+    out = tmp_path / "fixed.csv"
+    with scoped_conf(spark, {"spark.sql.autoBroadcastJoinThreshold": broadcast}):
+        assert main(["review", str(folder), "--to", str(shuffled), "--key", "tid", "--out", str(out)]) == 0
+    fixed = pd.read_csv(out)
+    assert fixed["tid"].tolist() == [line.split(",")[0] for line in reversed(lines[1:])]
+    assert fixed.set_index("tid").loc["t4", "city"] == "LA" and fixed.set_index("tid").loc["t2", "salary"] == 15000
+
+
 def test_review_refuses_a_stale_change_list_and_writes_nothing(spark, tmp_path, capsys):
     moved = tmp_path / "table1.csv"
     moved.write_text(Path(TABLE1).read_text().replace("t4,Mark,90210,SF", "t4,Mark,90210,Oakland"))

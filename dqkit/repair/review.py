@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -30,6 +30,7 @@ from dqkit.review_manifest import accepted_rules, check_review_key, inspect_chan
 from dqkit.session import get_spark
 from dqkit.sources import read_table
 from dqkit.sparkutil import checkpoint, col
+from dqkit.violations import row_position
 
 __all__ = ["StaleChangeListError", "apply_changes", "accepted_rules", "review", "ReviewResult", "MISMATCHES_SHOWN"]
 
@@ -58,8 +59,12 @@ def _accepted(changes: DataFrame, accept: Accept) -> DataFrame:
     return changes.where(F.size(F.array_except(F.col("rules"), allowed)) == 0)
 
 
+#: the hidden column that carries a row's place in the input through the join of ``apply_changes``
+_POSITION = "_dq_review_pos"
+
+
 def apply_changes(spark: SparkSession | None, dirty: DataFrame, changes: DataFrame, key: str,
-                  accept: Accept = None) -> tuple[DataFrame, DataFrame]:
+                  accept: Accept = None, order: Column | None = None) -> tuple[DataFrame, DataFrame]:
     """``(table, applied)``: ``dirty`` with the accepted ``changes`` applied, and those changes.
 
     ``changes``: a change list (``CHANGE_LIST_COLUMNS``; ``tid`` holds ``key`` values). ``accept``:
@@ -68,8 +73,8 @@ def apply_changes(spark: SparkSession | None, dirty: DataFrame, changes: DataFra
     change, accepted or not, is checked against ``dirty`` first: its row must exist and its ``old``
     value equal the current value (as text), else ``StaleChangeListError`` lists the mismatches and
     nothing is applied. The result has ``dirty``'s rows, columns (in their order) and types, the
-    rows in no particular order (a join); ``ReviewResult.save`` to a .csv or .parquet file writes them in the input's
-    row order. ``dirty`` is not modified.
+    rows ordered by ``order`` (an expression over ``dirty``, e.g. its ``row_position``), else in no particular
+    order: a join keeps its input's order only when it happens to broadcast. ``dirty`` is not modified.
     """
     del spark  # the frames carry their session; kept so a widget calls it like every kernel
     missing = [c for c in CHANGE_LIST_COLUMNS if c not in changes.columns]
@@ -86,7 +91,10 @@ def apply_changes(spark: SparkSession | None, dirty: DataFrame, changes: DataFra
     taken = _accepted(changes, accept).transform(checkpoint)
     types = {f.name: f.dataType for f in dirty.schema.fields}
     by_key = taken.withColumn("tid", F.col("tid").cast(types[key]))
-    return _apply_by_tid(dirty, key, by_key, attrs, types), taken
+    if order is None:
+        return _apply_by_tid(dirty, key, by_key, attrs, types), taken
+    placed = dirty.select("*", order.alias(_POSITION))
+    return _apply_by_tid(placed, key, by_key, attrs, types).orderBy(_POSITION).drop(_POSITION), taken
 
 
 def _check_current(dirty: DataFrame, changes: DataFrame, key: str, attrs: list[str]) -> None:
@@ -203,7 +211,9 @@ def review(changes: Any, table: Any, *, key: str, accept: Collection[str] = (), 
     spark = spark or get_spark()
     dirty = read_table(table, spark)
     chg = read_change_list(info, spark)
-    out, applied = apply_changes(spark, dirty, chg, key, accept=names)
+    # saved in the input's row order: a file's rows by their place in it, a DataFrame's by the key
+    place = row_position(dirty)
+    out, applied = apply_changes(spark, dirty, chg, key, accept=names, order=col(key) if place is None else place)
     per = {r["rule"]: {"changes": int(r["changes"]), "applied": int(r["applied"])} for r in
            chg.join(applied.select("tid", "attr", F.lit(1).alias("_dq_in")), ["tid", "attr"], "left")
            .select(F.explode("rules").alias("rule"), "_dq_in").groupBy("rule")
