@@ -210,16 +210,14 @@ def test_a_connect_server_without_dqkit_is_named_with_what_to_install_where(clus
 
 def test_a_connect_server_that_goes_away_mid_run_gives_exit_2_and_a_sentence(cluster, big_delta):
     data, _ = big_delta
-    # the matrix's server when it ran (this is the file's last test: nothing needs that server after it),
-    # else one started here; stopping it drops it from the cluster, so a later connect() starts another
-    remote = cluster.connect()
+    remote = cluster.connect("connect-that-stops")
     proc = subprocess.Popen([sys.executable, "-m", "dqkit.cli", "--remote", remote, "delta", str(data / "old"),
                              str(data / "new"), "--key", "t=id"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=base_env())
     time.sleep(8)  # the client connected and the delta runs
     assert proc.poll() is None, proc.communicate()[1][-2000:]
     t = time.monotonic()
-    cluster.stop_process("connect", grace=0)
+    cluster.stop_process("connect-that-stops", grace=0)
     _, err = proc.communicate(timeout=300)
     print(f"server gone: the CLI ended {time.monotonic() - t:.1f} s after the server was killed")
     assert proc.returncode in (2, 3), err[-2000:]
