@@ -134,7 +134,8 @@ def test_the_reviewed_file_keeps_the_input_files_row_order_whichever_join_spark_
         assert main(["review", str(folder), "--to", str(shuffled), "--key", "tid", "--out", str(out)]) == 0
     fixed = pd.read_csv(out)
     assert fixed["tid"].tolist() == [line.split(",")[0] for line in reversed(lines[1:])]
-    assert fixed.set_index("tid").loc["t4", "city"] == "LA" and fixed.set_index("tid").loc["t2", "salary"] == 15000
+    by_tid = fixed.set_index("tid")
+    assert by_tid.loc["t4", "city"] == "LA" and by_tid.loc["t2", "salary"] == 15000
 
 
 def test_review_refuses_a_stale_change_list_and_writes_nothing(spark, tmp_path, capsys):
