@@ -45,7 +45,7 @@ $(CDS): $(STAMP) tests/jvm_archive.py tests/session_config.py
 	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/jvm_archive.py $@
 
 test: venv $(CDS)
-	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile --no-loadscope-reorder
 
 # What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.

@@ -39,6 +39,14 @@ def spark():
     # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.
 
 
+def pytest_collection_modifyitems(config, items):
+    """The longest test files first (tests/schedule.py): with ``--dist loadfile --no-loadscope-reorder``
+    (``make test``) the two workers end together instead of one running the cluster file alone."""
+    from schedule import load_weights, longest_first
+
+    items[:] = longest_first(items, lambda item: item.nodeid, load_weights())
+
+
 def _wait(predicate, timeout: float = 60.0) -> bool:
     import time
 
