@@ -51,7 +51,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
-from dqkit.sparkutil import checkpoint, col
+from dqkit.sparkutil import checkpoint, col, local_frame
 
 __all__ = ["smallest_member_components", "connected_components", "run_connected_components", "driver_components",
            "components_frame", "label_components", "ComponentsRun", "DRIVER_EDGES"]
@@ -214,7 +214,7 @@ def components_frame(spark: Any, labelled: Any, node_type: T.DataType) -> DataFr
     """The Arrow table ``(node, component)`` of ``label_components`` (None: no edge) as a Spark
     DataFrame, sent as one Arrow table. Dedup's driver route hands its labelled matches here directly."""
     schema = T.StructType([T.StructField("node", node_type), T.StructField("component", node_type)])
-    return spark.createDataFrame([] if labelled is None else labelled, schema)
+    return local_frame(spark, [], schema) if labelled is None else spark.createDataFrame(labelled, schema)
 
 
 def label_components(a: Any, b: Any) -> Any:

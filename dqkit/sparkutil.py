@@ -3,6 +3,7 @@
 * identifiers: ``quote_ident`` (backtick-quoted, backticks doubled) and ``col`` (a Column by its exact
   name), so a user's column named ``a.b`` or ``na`me`` is never parsed as a path or an expression;
   ``map_in_pandas``, ``apply_in_pandas`` and ``cogroup_in_pandas`` pass such columns to pandas too;
+* small frames built on the driver: ``local_frame`` (no Python workers when Spark reads them);
 * planner settings: ``scoped_conf`` sets SQL options for the queries planned inside a block;
 * observed metrics: ``observed`` reads an ``Observation`` that Spark may not have reported;
 * cancellation: ``cancellable`` / ``cancelled_from`` turn a Spark job cancelled through its job tag
@@ -21,11 +22,12 @@ from typing import Any
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from dqkit.checkpoints import CHECKPOINT_ENV, created, fallback_folder, history, local_path
 from dqkit.errors import CancelledError, DqkitError
 
-__all__ = ["quote_ident", "col", "map_in_pandas", "apply_in_pandas", "cogroup_in_pandas", "scoped_conf", "observed", "cancelled_from", "cancellable", "spark_plan",
+__all__ = ["quote_ident", "col", "local_frame", "map_in_pandas", "apply_in_pandas", "cogroup_in_pandas", "scoped_conf", "observed", "cancelled_from", "cancellable", "spark_plan",
            "executed_plan", "estimated_bytes", "checkpoint", "checkpoint_folder"]
 
 
@@ -38,6 +40,26 @@ def quote_ident(name: str) -> str:
 def col(name: str) -> Column:
     """The column called exactly ``name`` (dots, spaces and backticks in it are part of the name)."""
     return F.col(quote_ident(name))
+
+
+def local_frame(spark: SparkSession, rows: list[tuple], schema: T.StructType) -> DataFrame:
+    """A small table built on the driver (``rows`` in ``schema``'s field order) whose scans stay in the JVM.
+
+    ``spark.createDataFrame(list, schema)`` is a Python RDD: every job that reads it, through a union or a
+    broadcast, runs Python worker tasks to re-pickle its rows (an empty one too, one task per default
+    partition). No rows give an empty one-partition range with typed null columns; rows go through Arrow,
+    which Spark decodes itself (a local relation over Spark Connect as well).
+    """
+    if not rows:
+        return spark.range(0, 0, 1, 1).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow = to_arrow_schema(schema)
+    columns = list(zip(*rows))
+    table = pa.Table.from_arrays([pa.array(list(c), type=arrow.field(i).type) for i, c in enumerate(columns)],
+                                 schema=arrow)
+    return spark.createDataFrame(table, schema)
 
 
 def _pandas_safe(df: DataFrame) -> tuple[DataFrame, Callable[[Any], Any] | None]:

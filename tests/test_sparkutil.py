@@ -6,7 +6,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import CancelledError, RuleError
-from dqkit.sparkutil import cancellable, cancelled_from, col, quote_ident
+from dqkit.sparkutil import cancellable, cancelled_from, col, local_frame, quote_ident
 from dqkit.violations import conjunction, fix_schema
 
 
@@ -53,3 +53,24 @@ def test_one_candidate_fix_schema_for_every_rule_kind():
     assert {f.dataType.simpleString() for f in fix_schema(T.LongType()).fields if f.name in ("t1", "rhs_tid")} \
         == {"bigint"}
 
+
+
+def _reads_a_python_rdd(df) -> bool:
+    """Whether Spark needs Python workers to read ``df``'s leaves (a ``createDataFrame(list)`` frame)."""
+    return "PythonRDD" in df._jdf.queryExecution().toRdd().toDebugString()
+
+
+def test_a_local_frame_keeps_its_schema_and_rows_and_is_read_without_python_workers(spark):
+    schema = fix_schema(T.LongType())
+    rows = [tuple(None if i % 3 == 2 else (7 if f.dataType == T.LongType() else f"v{i}")
+                  for i, f in enumerate(schema.fields))]
+    full = local_frame(spark, rows, schema)
+    empty = local_frame(spark, [], schema)
+    for df in (full, empty):
+        assert [(f.name, f.dataType) for f in df.schema.fields] == [(f.name, f.dataType) for f in schema.fields]
+        assert not _reads_a_python_rdd(df.unionByName(df))
+    assert [tuple(r) for r in full.collect()] == rows and empty.count() == 0
+    assert _reads_a_python_rdd(spark.createDataFrame(rows, schema))  # what local_frame avoids
+    pairs = T.StructType([T.StructField(n, T.IntegerType()) for n in ("p", "i", "j")])
+    got = local_frame(spark, [(0, 0, 0), (1, 0, 1), (-1, -1, -1)], pairs).orderBy("p").collect()
+    assert [tuple(r) for r in got] == [(-1, -1, -1), (0, 0, 0), (1, 0, 1)]

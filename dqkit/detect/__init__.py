@@ -43,7 +43,7 @@ from dqkit.progress import ProgressCallback
 from dqkit.session import get_spark
 from dqkit.since_manifest import rule_columns
 from dqkit.sources import read_table
-from dqkit.sparkutil import cancellable, col, spark_plan
+from dqkit.sparkutil import cancellable, col, local_frame, spark_plan
 from dqkit.violations import conjunction, disjunction, fix_schema, fix_struct, not_null, predicate_column, tuple_ids
 
 __all__ = ["detect", "tuple_ids", "spark_plan", "DetectionResult", "RuleSummary", "MODES", "restricted_pairs",
@@ -347,7 +347,7 @@ def detect(table: Any, rules: Any, *, key: str | None = None, mode: str = "viola
 
     def fixes_of(frames: list[DataFrame]) -> DataFrame:
         """GenFix over each plan's violations in ``frames`` (one frame per plan, in plan order)."""
-        fixes = spark.createDataFrame([], fix_schema(tid_type))
+        fixes = local_frame(spark, [], fix_schema(tid_type))
         for plan, v in zip(plans, frames):
             if isinstance(plan.rule, UDFRule):
                 f = udf_fixes.get(plan.rule.name)

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from dqkit.rules import Attr, DenialConstraint
-from dqkit.sparkutil import col
+from dqkit.sparkutil import col, local_frame
 from dqkit.violations import conjunction, not_null, predicate_column
 
 TID = "_dq_tid"
@@ -54,3 +55,14 @@ def _select_violations(df: DataFrame, rule: Any, t2: bool = True) -> DataFrame:
     """The violation rows ``rule, t1, t2`` of a frame of prefixed tuple pairs."""
     return df.select(F.lit(rule.name).alias("rule"), col("a_" + TID).alias("t1"),
                      (col("b_" + TID) if t2 else F.lit(None)).alias("t2"))
+
+
+#: a partition pair's number and its two hash partitions: the broadcast table that routes each row to the
+#: pairs it takes part in (UCrossProduct over hash partitions, OCJoin over range buckets)
+PAIR_TABLE = T.StructType([T.StructField("_dq_pair", T.IntegerType()), T.StructField("_dq_i", T.IntegerType()),
+                           T.StructField("_dq_j", T.IntegerType())])
+
+
+def pair_table(spark: SparkSession, pairs: list[tuple[int, int, int]]) -> DataFrame:
+    """``(_dq_pair, _dq_i, _dq_j)`` rows as a frame read without Python workers (``local_frame``)."""
+    return local_frame(spark, pairs, PAIR_TABLE)

@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.detect._plan import _Plan
+from dqkit.detect._plan import _Plan, pair_table
 from dqkit.errors import RuleError
 from dqkit.rules import UDFRule
 from dqkit.sources import read_table
@@ -245,7 +245,7 @@ def udf_plan(rule: UDFRule, spark: SparkSession, mode: str, nb_parts: int = 8):
             b = max(1, nb_parts)
             part = df.withColumn("_dq_h", F.pmod(F.xxhash64("tid"), F.lit(b)).cast("int"))
             pt_rows = [(i * b + j, i, j) for i in range(b) for j in range(i, b)]
-            pt = spark.createDataFrame(pt_rows, "_dq_pair int, _dq_i int, _dq_j int")
+            pt = pair_table(spark, pt_rows)
             left = part.join(F.broadcast(pt), F.col("_dq_h") == F.col("_dq_i")).withColumn("_dq_side", F.lit(0))
             right = part.join(F.broadcast(pt), (F.col("_dq_h") == F.col("_dq_j")) & (F.col("_dq_i") != F.col("_dq_j"))) \
                 .withColumn("_dq_side", F.lit(1))

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.detect import _merge
-from dqkit.detect._plan import TID, _Plan, _side_frames
+from dqkit.detect._plan import TID, _Plan, _side_frames, pair_table
 from dqkit.rules import Attr, DenialConstraint, Predicate, type_class
 from dqkit.session import get_spark
 from dqkit.sparkutil import col, estimated_bytes
@@ -225,8 +225,7 @@ def _ocjoin_partitioned(rule: DenialConstraint, a: DataFrame, b: DataFrame, type
             return la.select(F.lit(0).alias("_dq_pair"), F.lit(0).alias("_dq_side"), "_dq_t", *vcols).unionByName(
                 rb.select(F.lit(0).alias("_dq_pair"), F.lit(1).alias("_dq_side"), "_dq_t", *vcols))
         use = [p for p in pairs if p[3] != 0] if only_undecided else pairs
-        pt = spark.createDataFrame([(p[0], p[1], p[2]) for p in use] or [(-1, -1, -1)],
-                                   "_dq_pair int, _dq_i int, _dq_j int")
+        pt = pair_table(spark, [(p[0], p[1], p[2]) for p in use] or [(-1, -1, -1)])
         lside = la.join(F.broadcast(pt), F.col("_dq_bucket") == F.col("_dq_i")).select(
             "_dq_pair", F.lit(0).alias("_dq_side"), "_dq_t", *[f"_dq_v{i}" for i in range(len(conds))])
         rside = rb.join(F.broadcast(pt), F.col("_dq_bucket") == F.col("_dq_j")).select(

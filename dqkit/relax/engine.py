@@ -50,7 +50,7 @@ from dqkit.render import atomic_folder
 from dqkit.rules import FunctionalDependency, as_rules, validate_rules
 from dqkit.session import get_spark
 from dqkit.sources import read_table
-from dqkit.sparkutil import cancellable, checkpoint, col
+from dqkit.sparkutil import cancellable, checkpoint, col, local_frame
 from dqkit.violations import tuple_ids
 
 ProgressFn = Callable[[str, str, int, int], None]
@@ -106,7 +106,7 @@ class Daisy(CleaningOperators):
                       without=f"leave --key {name}=... out so dqkit names rows by a content id")
         cols = list(df.columns)
         base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).transform(checkpoint)
-        delta = self.spark.createDataFrame([], T.StructType([T.StructField(TID, T.StringType()),
+        delta = local_frame(self.spark, [], T.StructType([T.StructField(TID, T.StringType()),
                                                               T.StructField(CHECKED, T.ArrayType(T.StringType()))]))
         self.tables[name] = DaisyTable(name, source, key, base, types, cols, delta)
         return self

@@ -56,7 +56,7 @@ from dqkit.checked_keys import check_key_once
 from dqkit.keys import check_reserved
 from dqkit.rules import validate_rules
 from dqkit.sources import CATALOG_PREFIX, read_table
-from dqkit.sparkutil import cancellable, checkpoint, checkpoint_on_read, col
+from dqkit.sparkutil import cancellable, checkpoint, checkpoint_on_read, col, local_frame
 from dqkit.violations import row_position, tuple_ids
 
 __all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS", "FD_ROUTES",
@@ -266,7 +266,7 @@ def _union_changes(spark: SparkSession, changes: list[DataFrame], tid_type: T.Da
                            T.StructField("rules", T.ArrayType(T.StringType())),
                            T.StructField("violation_id", T.StringType()),
                            T.StructField("iteration", T.IntegerType()), T.StructField("method", T.StringType())])
-    out = spark.createDataFrame([], schema)
+    out = local_frame(spark, [], schema)
     for c in changes:
         out = out.unionByName(c.select(*[F.col(f.name).cast(f.dataType) for f in schema.fields]))
     return out

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from dqkit.components import run_connected_components
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import checkpoint_on_read, col
+from dqkit.sparkutil import checkpoint_on_read, col, local_frame
 from dqkit.violations import not_null
 
 __all__ = ["FD_ROUTES", "fd_group_repair", "fd_families"]
@@ -198,4 +198,4 @@ def _empty(spark, tid_type) -> DataFrame:
                            T.StructField("old", T.StringType()), T.StructField("new", T.StringType()),
                            T.StructField("rules", T.ArrayType(T.StringType())),
                            T.StructField("violation_id", T.StringType())])
-    return spark.createDataFrame([], schema)
+    return local_frame(spark, [], schema)
