@@ -107,7 +107,7 @@ class Daisy(CleaningOperators):
         cols = list(df.columns)
         base = df.select(tuple_ids(df, key).cast("string").alias(TID), *[col(c) for c in cols]).transform(checkpoint)
         delta = local_frame(self.spark, [], T.StructType([T.StructField(TID, T.StringType()),
-                                                              T.StructField(CHECKED, T.ArrayType(T.StringType()))]))
+                                                          T.StructField(CHECKED, T.ArrayType(T.StringType()))]))
         self.tables[name] = DaisyTable(name, source, key, base, types, cols, delta)
         return self
 
