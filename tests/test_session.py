@@ -141,7 +141,9 @@ def test_a_session_dqkit_starts_builds_a_column_expression_in_one_py4j_call_per_
     assert spark.conf.get("spark.python.sql.dataFrameDebugging.enabled") == "false"
     calls = []
     send = cs.ClientServerConnection.send_command
-    monkeypatch.setattr(cs.ClientServerConnection, "send_command", lambda self, c: calls.append(c) or send(self, c))
+    # Py4J's own "delete this proxy" messages (m/d), sent whenever Python collects garbage, are not lookups
+    monkeypatch.setattr(cs.ClientServerConnection, "send_command",
+                        lambda self, c: (c.startswith("m\nd\n") or calls.append(c)) or send(self, c))
     a, b = F.col("a"), F.lit(1)
     calls.clear()
     _ = (a + b) * b
@@ -158,7 +160,8 @@ def test_a_session_dqkit_starts_asks_the_jvm_for_each_class_and_static_method_on
     jvm = spark.sparkContext._jvm
     calls = []
     send = cs.ClientServerConnection.send_command
-    monkeypatch.setattr(cs.ClientServerConnection, "send_command", lambda self, c: calls.append(c) or send(self, c))
+    monkeypatch.setattr(cs.ClientServerConnection, "send_command",
+                        lambda self, c: (c.startswith("m\nd\n") or calls.append(c)) or send(self, c))
     F.col("a")
     calls.clear()
     F.col("b")
