@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 venv: check-java $(STAMP)
 
 demo: venv
-	$(PY) -m dqkit.demo
+	$(PY) -m dqkit.cli.demo
 
 # The test JVMs live minutes on tiny data: C1-only JIT and the serial GC halve their CPU (measured on a
 # 6-row repair: 19.0 s -> 9.3 s of JVM CPU), where C2 compiling Spark's hot paths never pays back.

@@ -1,6 +1,6 @@
 """Benchmark: adaptive query execution on or off for a tiny input, in one warm session, interleaved.
 
-dqkit's small-input mode (``dqkit.inputsize``) turns adaptive execution off: on a few rows it only
+dqkit's small-input mode (``dqkit.runtime.inputsize``) turns adaptive execution off: on a few rows it only
 splits each query into one Spark job per shuffle stage. This times a 3-rule ``detect --since`` plus a
 full ``detect`` on 8 rows with it on and off, alternating (on, off, off, on, ...), and prints the job
 counts, every time, the median ratio on/off and the load average. Not part of ``make test``.
@@ -22,7 +22,7 @@ def main() -> None:
     from dqkit.detect import detect
     from dqkit.detect.since import detect_since
     from dqkit.rules import as_rules
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark(master="local[2]", config={"spark.sql.shuffle.partitions": "4"})
     sched = spark.sparkContext._jsc.sc().dagScheduler()

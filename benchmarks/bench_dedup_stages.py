@@ -38,12 +38,12 @@ def main() -> None:
                         "default uses every core); prints the pair of times and their ratio")
     a = p.parse_args()
     from dqkit.dedup import dedup
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     path, _ = people_data(a.entities)
     spark = get_spark(config={"spark.driver.memory": a.driver_memory})
     cfg = dqkit_config(SPEED_BLOCKING, 0.9)
-    from dqkit import similarity
+    from dqkit.primitives import similarity
     from dqkit.dedup import _driver
 
     every_core = _driver.workers

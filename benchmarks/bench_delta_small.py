@@ -4,7 +4,7 @@ Data (generated once into ``benchmarks/data/delta_small_<rows>/``): one table ``
 rows (default 1M) x 5 columns (id bigint, a int, b double, c string, d date) as Parquet, and two new
 versions in which the string ``c`` of the rows with ``pmod(xxhash64(id), 1000) = 0`` (0.1 %) or
 ``pmod(xxhash64(id), 4) = 0`` (25 %) is changed. All contenders run in one process on one Spark session
-(``dqkit.session.get_spark``), after one warm-up each, interleaved round by round so that load
+(``dqkit.runtime.session.get_spark``), after one warm-up each, interleaved round by round so that load
 changes hit every contender alike; the median of ``--repeat`` runs is reported:
 
 * ``dqkit-full``: ``delta()`` with all three stages on key ``id``, the row delta written to a noop sink;
@@ -103,7 +103,7 @@ def make_contenders(spark: Any, base: Path, scenario: str, spark_ext: bool) -> d
         return {"rows": h(old_t).unionByName(h(new_t)).agg(F.bit_xor("h"), F.count(F.lit(1))).first()[1]}
 
     def fingerprints(df: Any) -> Any:
-        from dqkit.fingerprint import row_fingerprint
+        from dqkit.primitives.fingerprint import row_fingerprint
 
         hi, lo = row_fingerprint(df, df.columns)
         return df.select(hi.alias("hi"), lo.alias("lo"))
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", default=str(HERE / "results" / "delta_small.json"))
     args = parser.parse_args(argv)
 
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     config = {"spark.driver.memory": "4g"}
     if args.jars:

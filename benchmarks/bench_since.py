@@ -107,7 +107,7 @@ def main() -> None:
     from dqkit.detect import detect
     from dqkit.detect.since import detect_since
     from dqkit.rules import as_rules
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark()
     folder = tempfile.mkdtemp(prefix="bench_since_")

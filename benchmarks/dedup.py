@@ -510,7 +510,7 @@ def main() -> None:
 
     from splink.internals.spark.jar_location import similarity_jar_location
 
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     # Splink on Spark needs its similarity UDFs (jaro_winkler, ...) on the class path at start-up
     spark = get_spark(master=a.master, config={"spark.driver.memory": a.driver_memory,

@@ -98,7 +98,7 @@ def main() -> None:
 
     from dqkit.dedup import dedup, load_config, parse_config
     from dqkit.dedup.since import dedup_since
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark(config={"spark.driver.memory": args.driver_memory})
     cfg = parse_config(CONFIG)

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import dqkit.delta as dq
     from bench_delta_small import _tag, ensure_data
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark(config={"spark.driver.memory": "4g"})
     sc = spark.sparkContext

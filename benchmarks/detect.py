@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 from dqkit.detect import detect  # noqa: E402
-from dqkit.session import get_spark  # noqa: E402
+from dqkit.runtime.session import get_spark  # noqa: E402
 
 PHI2 = "phi2: not(t1.salary > t2.salary and t1.rate < t2.rate)"
 PHI1 = "phi1: zipcode -> city"
@@ -208,7 +208,7 @@ def customers(spark, n, seed=7):
 
 
 def h5(spark, sizes, timeout, skip_all_pairs=()):
-    from dqkit.similarity import similarity
+    from dqkit.primitives.similarity import similarity
     from dqkit.rules import Job
 
     def similar(c):

@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
 
     lake_needed = {"lake", "literal", "peer", "grid", "plan", "dynamic", "scaling", "partition"}
     if parts & (lake_needed | {"theorem"}):
-        from dqkit.session import get_spark
+        from dqkit.runtime.session import get_spark
 
         get_spark(master=a.master, config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": a.driver_memory})
     if parts & lake_needed:

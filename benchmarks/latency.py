@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BARE = [sys.executable, "-c", "from dqkit.session import get_spark; get_spark().range(1).count()"]
+BARE = [sys.executable, "-c", "from dqkit.runtime.session import get_spark; get_spark().range(1).count()"]
 USERS = [sys.executable, "-m", "dqkit.cli", "delta", "data/users/old", "data/users/new",
          "--key", "users=id", "--format", "json"]
 

@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     from data.tax import inject_errors
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark()
     work = [w.strip() for w in a.workloads.split(",") if w.strip()]

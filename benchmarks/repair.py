@@ -275,7 +275,7 @@ def make_repair_contenders(spark: Any, facts: dict[str, Any], keep: dict[str, An
 
     from dqkit.detect import detect
     from dqkit.repair import repair
-    from dqkit.sparkutil import observed
+    from dqkit.runtime.sparkutil import observed
 
     df = spark.read.parquet(facts["dirty"])
     row_hash = F.xxhash64(*[F.col(c) for c in df.columns])
@@ -503,8 +503,8 @@ def dqkit_components(spark: Any, edges_path: str, out_path: str) -> dict[str, An
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    from dqkit.components import run_connected_components
-    from dqkit.sparkutil import observed
+    from dqkit.primitives.components import run_connected_components
+    from dqkit.runtime.sparkutil import observed
 
     run = run_connected_components(spark.read.parquet(edges_path), "src", "dst")
     seen = Observation("components")
@@ -775,7 +775,7 @@ def _mb(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark(master=args.master, config={"spark.driver.memory": args.driver_memory})
     cores = os.cpu_count()

@@ -485,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     args.dispersion = [float(x) for x in args.dispersion.split(",")]
     args.layouts = args.layouts.split(",")
     skip = args.skip = set(args.skip.split(","))
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark(master="local[2]", config={"spark.sql.shuffle.partitions": "4",
                                                  "spark.driver.memory": args.driver_memory})

@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parser.parse_args(argv)
 
     from dqkit.errors import ParameterError
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
     from dqkit.widgets import (DedupController, DeltaController, LakeController, QueryController, ResultView,
                                TcfcController, ViolationController)
 

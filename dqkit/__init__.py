@@ -25,7 +25,7 @@ from dqkit.errors import DqkitError  # noqa: E402
 
 # public name -> (module, attribute)
 _LAZY = {
-    "get_spark": ("dqkit.session", "get_spark"),
+    "get_spark": ("dqkit.runtime.session", "get_spark"),
     "compare_databases": ("dqkit.delta", "delta"),
     "detect_violations": ("dqkit.detect", "detect"),
     "repair_table": ("dqkit.repair", "repair"),
@@ -34,7 +34,7 @@ _LAZY = {
     "Daisy": ("dqkit.relax", "Daisy"),
     "QueryResult": ("dqkit.relax", "QueryResult"),
     "link_tables": ("dqkit.dedup", "link"),
-    "Result": ("dqkit.result", "Result"),
+    "Result": ("dqkit.contract.result", "Result"),
     "DeltaResult": ("dqkit.delta", "DeltaResult"),
     "DetectionResult": ("dqkit.detect", "DetectionResult"),
     "RepairResult": ("dqkit.repair", "RepairResult"),

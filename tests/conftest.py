@@ -7,7 +7,7 @@ import pytest
 
 pytest_plugins = ("snapshot_plugin",)  # --update-snapshots and the shared example results
 # Every JVM the suite starts (this session, report kernels, CLI subprocesses, the matrix runners) keeps
-# Spark's 1 GiB driver heap instead of dqkit's share of the machine (dqkit.session.driver_memory): tiny
+# Spark's 1 GiB driver heap instead of dqkit's share of the machine (dqkit.runtime.session.driver_memory): tiny
 # test data needs no more, and a dozen JVMs each free to grow to a quarter of the RAM get OOM-killed.
 os.environ.setdefault("DQKIT_DRIVER_MEMORY", "1g")
 
@@ -15,7 +15,7 @@ os.environ.setdefault("DQKIT_DRIVER_MEMORY", "1g")
 
 @pytest.fixture(scope="session")
 def spark():
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
     from session_config import test_session_config
 
     # Adaptive execution off for the in-process tests: on a few rows it only splits each query into one
@@ -107,7 +107,7 @@ def cluster():
 @pytest.fixture(autouse=True)
 def _environment_restored():
     """Each test ends with the environment it started with. A command run in-process sets variables for
-    its later sessions and report kernels (``--master``/``--remote`` through ``dqkit.session.use_backend``);
+    its later sessions and report kernels (``--master``/``--remote`` through ``dqkit.runtime.session.use_backend``);
     leaked into the next test, a notebook kernel started a session on a master that was never there."""
     before = dict(os.environ)
     yield

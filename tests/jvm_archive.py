@@ -24,7 +24,7 @@ def _workload() -> int:
     os.chdir(ROOT)
     from session_config import test_session_config
 
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
     from dqkit.systems import all_systems
 
     spark = get_spark(master="local[2]", config=test_session_config())

@@ -62,7 +62,7 @@ def run(master: str, data: str, out: str, workers: set[int], kill: bool) -> int:
     global MASTER
     MASTER = master
     from dqkit.cli import main
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = get_spark(master=master, config={"spark.sql.shuffle.partitions": "4",
                                              "spark.executor.memory": "768m"})

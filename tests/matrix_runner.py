@@ -111,7 +111,7 @@ def run(inputs: Path, out: Path, backend: list[str], only: list[str] | None = No
         skip: list[str] | None = None) -> dict:
     """Run each command (``only`` these, none of ``skip``) through ``dqkit.cli.main`` with ``backend``
     flags; collect exit code, JSON, time."""
-    from dqkit import checkpoints
+    from dqkit.runtime import checkpoints
     from dqkit.cli import main
 
     results = {}

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.accuracy import RepairAccuracy, repair_accuracy
+from dqkit.repair.accuracy import RepairAccuracy, repair_accuracy
 from dqkit.errors import DqkitError, ParameterError, SchemaMismatchError, UnknownColumnError
 
 SCHEMA = T.StructType([T.StructField("id", T.LongType()), T.StructField("a", T.StringType()),

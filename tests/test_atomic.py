@@ -1,9 +1,9 @@
-"""dqkit.atomic: the one implementation of atomic outputs (files and folders); no Spark needed."""
+"""dqkit.io.atomic: the one implementation of atomic outputs (files and folders); no Spark needed."""
 from __future__ import annotations
 
 import pytest
 
-from dqkit.atomic import atomic_file, atomic_folder
+from dqkit.io.atomic import atomic_file, atomic_folder
 
 
 def test_atomic_file_replaces_the_target_whole_and_leaves_no_temporary_sibling(tmp_path):
@@ -39,7 +39,7 @@ def test_atomic_folder_leaves_no_half_written_folder_when_the_write_fails(tmp_pa
 
 
 def test_the_state_files_of_tcfc_and_the_report_pages_are_written_by_the_one_atomic_writer():
-    """One implementation: the modules that write a file atomically call dqkit.atomic, none renames by itself."""
+    """One implementation: the modules that write a file atomically call dqkit.io.atomic, none renames by itself."""
     import inspect
 
     import dqkit.report

@@ -1,7 +1,7 @@
 """Issue 22, §2 and §4: a budget bounds the whole tcfc call (binding included), and every file dqkit reads
 back (tcfc --reuse state, query --state, specs, rule files, configs) is validated before Spark.
 
-No test here starts Spark: a slow fake engine stands in for binding, and ``dqkit.session.get_spark`` is
+No test here starts Spark: a slow fake engine stands in for binding, and ``dqkit.runtime.session.get_spark`` is
 replaced by a recorder, so "refused before Spark" is asserted, not assumed.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ def spark_calls(monkeypatch):
         calls.append((args, kwargs))
         raise RuntimeError("test: Spark must not start here")
 
-    monkeypatch.setattr("dqkit.session.get_spark", fake)
+    monkeypatch.setattr("dqkit.runtime.session.get_spark", fake)
     return calls
 
 
@@ -232,7 +232,7 @@ def test_cli_tcfc_keeps_stderr_across_a_binding_that_redirects_it(tmp_path):
     log = open(tmp_path / "jvm.log", "w")
     try:
         with get("tcfc").cli_guard():
-            os.dup2(log.fileno(), 2)  # what dqkit.session does while a JVM launches
+            os.dup2(log.fileno(), 2)  # what dqkit.runtime.session does while a JVM launches
             assert os.path.sameopenfile(2, log.fileno())
     finally:
         log.close()

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-import dqkit.checked_keys as ck
-from dqkit.checked_keys import CheckedKeys, check_key_once, input_signature
+import dqkit.primitives.checked_keys as ck
+from dqkit.primitives.checked_keys import CheckedKeys, check_key_once, input_signature
 from dqkit.detect import detect
 from dqkit.errors import InvalidKeyError
 from dqkit.repair import repair
@@ -15,7 +15,7 @@ from dqkit.repair import repair
 
 @pytest.fixture
 def key_checks(monkeypatch):
-    """The key checks that really ran (``dqkit.keys.check_key`` calls made through the cache)."""
+    """The key checks that really ran (``dqkit.primitives.keys.check_key`` calls made through the cache)."""
     calls: list[str] = []
     real = ck.check_key
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dqkit import checkpoints, sparkutil
-from dqkit.checkpoints import CHECKPOINT_ENV, checkpoint_scope
-from dqkit.sparkutil import checkpoint, checkpoint_folder
+from dqkit.runtime import checkpoints
+from dqkit.runtime import sparkutil
+from dqkit.runtime.checkpoints import CHECKPOINT_ENV, checkpoint_scope
+from dqkit.runtime.sparkutil import checkpoint, checkpoint_folder
 
 
 @pytest.fixture

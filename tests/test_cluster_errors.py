@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from dqkit.errors import ClusterError, cluster_error, describe_error
-from dqkit.session import use_backend
+from dqkit.runtime.session import use_backend
 
 
 class _InactiveRpcError(Exception):

@@ -1,4 +1,4 @@
-"""Distributed connected components (dqkit.components) against networkx."""
+"""Distributed connected components (dqkit.primitives.components) against networkx."""
 from __future__ import annotations
 
 import random
@@ -9,7 +9,7 @@ from pyspark.sql import types as T
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from dqkit.components import _driver_keys, connected_components, run_connected_components
+from dqkit.primitives.components import _driver_keys, connected_components, run_connected_components
 from dqkit.errors import ParameterError, UnknownColumnError
 
 

@@ -10,8 +10,8 @@ import pytest
 import dqkit
 from dqkit.cli import main
 from dqkit.errors import ParameterError
-from dqkit.params import parse_keys, split_list
-from dqkit.result import Result, Verdict, check_output_target
+from dqkit.checks.params import parse_keys, split_list
+from dqkit.contract.result import Result, Verdict, check_output_target
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 USERS = DATA / "users"
@@ -60,7 +60,7 @@ def test_percent_and_null_show_the_same_in_text_and_html(users):
     text, html = users.to_text(), users.to_html()
     assert "71.4" in text and "71.4" in html
     # a whole percentage is 100 in both forms (never 100.0 in one and 100 in the other)
-    from dqkit import render
+    from dqkit.contract import render
 
     assert render.plain(100.0) == "100" and render.plain(None) == "NULL" and render.plain(float("nan")) == "NULL"
     assert "None" not in text
@@ -92,7 +92,7 @@ def test_a_saved_chart_is_drawn_once_for_its_png_file_and_the_report_page(users,
     import base64
     import re
 
-    from dqkit import charts
+    from dqkit.contract import charts
 
     drawn = []
     real = charts.png_bytes
@@ -231,7 +231,7 @@ def test_the_facade_exposes_entry_points_that_do_not_collide_with_modules():
 
 # ---------------------------------------------------------------- charts
 def test_charts_render_math_markup_in_names_as_plain_text(spark, tmp_path):
-    from dqkit import charts
+    from dqkit.contract import charts
 
     fig = charts.barh({"$x$": 3, "a_$b": 1}, "t $y$", "count", "col", integer=True)
     fig.savefig(tmp_path / "a.png")

@@ -14,14 +14,14 @@ from pyspark.sql import functions as F
 
 from data.people import generate_people, true_pairs
 from dqkit.cli import main as cli
-from dqkit.components import connected_components
+from dqkit.primitives.components import connected_components
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import blocking_stats, dedup, example_config, parse_config
 from dqkit.dedup._em import default_m, default_u, estimate_prior, expectation_maximisation
 from dqkit.dedup._result import cluster_records, golden_records
 from dqkit.dedup.config import ConfigError
 from dqkit.errors import ParameterError, UnknownColumnError, UnsupportedTypeError
-from dqkit.sparkutil import scoped_conf
+from dqkit.runtime.sparkutil import scoped_conf
 
 ISSUE_CONFIG = """\
 blocking: [[surname], [given_name], [postcode], [date_of_birth], [soc_sec_id]]

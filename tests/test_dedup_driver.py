@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dqkit.dedup import dedup
 from dqkit.dedup._driver import count_patterns, u_sample_pairs
 from dqkit.errors import ParameterError
-from dqkit.preflight import DEDUP_DRIVER_PAIRS, dedup_driver_pairs
+from dqkit.checks.preflight import DEDUP_DRIVER_PAIRS, dedup_driver_pairs
 from tests.test_dedup import ISSUE_CONFIG, _frame
 
 ENV = "DQKIT_DEDUP_DRIVER_PAIRS"

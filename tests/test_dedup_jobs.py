@@ -41,7 +41,7 @@ def _jobs_per_stage(spark, run) -> dict[str, int]:
 
 @pytest.mark.parametrize("route", ["spark", "driver"])
 def test_a_tiny_dedup_run_stays_within_its_spark_job_budget_per_stage(spark, monkeypatch, route):
-    from dqkit import sparkutil
+    from dqkit.runtime import sparkutil
 
     monkeypatch.setenv("DQKIT_DEDUP_DRIVER_PAIRS", "0" if route == "spark" else "1000")
     budget = JOB_BUDGET if route == "spark" else DRIVER_JOB_BUDGET

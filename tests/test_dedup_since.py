@@ -197,7 +197,7 @@ SINCE_JOB_BUDGET = {"spark": 4, "driver": 1}
 
 @pytest.mark.parametrize("route", ["driver", "spark"])
 def test_a_tiny_incremental_since_run_stays_within_its_spark_job_budget(spark, tmp_path, monkeypatch, route):
-    from dqkit import sparkutil
+    from dqkit.runtime import sparkutil
     from dqkit.dedup.since import dedup_since
 
     monkeypatch.setattr(sparkutil, "checkpoint_folder", lambda _spark: None)
@@ -275,7 +275,7 @@ def test_incremental_clusters_equal_a_full_run_with_the_same_model_and_untouched
 # ------------------------------------------------------------------------ refusals, without Spark
 def _fake_run(folder: Path, **over) -> Path:
     """A saved dedup run's folder as `dedup --out` writes it, without Spark (the manifest by hand)."""
-    from dqkit.dedup_manifest import config_form, load_config_light
+    from dqkit.dedup.manifest import config_form, load_config_light
 
     for sub in ("clusters", "pairs", "fingerprints"):
         (folder / sub).mkdir(parents=True)

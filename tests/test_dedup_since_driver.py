@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dqkit.dedup import _blocking as B
 from dqkit.dedup import _since_driver as SD
 from dqkit.dedup import _since_pairs as P
-from dqkit.fingerprint import FP_HI, FP_LO
+from dqkit.primitives.fingerprint import FP_HI, FP_LO
 from test_dedup_since import COLS, CONFIG, GOLDEN_IDS, NIGHT1, NIGHT2, _ids, _model, _partition
 
 ENV = "DQKIT_DEDUP_DRIVER_PAIRS"

@@ -64,13 +64,13 @@ def test_dedup_params_keep_the_old_flags_and_round_trip():
 
 def test_dedup_result_has_no_save_of_its_own():
     from dqkit.dedup import DedupResult
-    from dqkit.result import Result
+    from dqkit.contract.result import Result
 
     assert DedupResult.save is Result.save
 
 
 def test_out_csv_goes_through_the_generic_save_with_every_pair(tmp_path, capsys, spark, monkeypatch):
-    from dqkit.result import Result
+    from dqkit.contract.result import Result
 
     calls = []
     original = Result.save

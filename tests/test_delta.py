@@ -21,7 +21,7 @@ from dqkit.errors import (
     UnknownTableError,
     UnsupportedTypeError,
 )
-from dqkit.sparkutil import executed_plan
+from dqkit.runtime.sparkutil import executed_plan
 
 USERS = "data/users"
 
@@ -332,7 +332,7 @@ def test_save_writes_the_validation_namespace_atomically(spark, tmp_path, users_
 
 
 def test_a_failed_save_leaves_no_half_written_output(spark, tmp_path, users_result, monkeypatch):
-    from dqkit.result import Chart
+    from dqkit.contract.result import Chart
 
     def boom(self, *a, **k):
         raise RuntimeError("disk full")
@@ -478,7 +478,7 @@ def test_the_row_delta_is_served_from_the_cache_not_by_rescanning_the_inputs(spa
 
 
 def test_a_run_that_fails_in_the_column_stage_keeps_nothing_cached(spark, monkeypatch):
-    import dqkit.delta as dq
+    import dqkit.delta.api as dq
 
     old, new = _tpch_like(spark)
     before = _persistent_rdds(spark)
@@ -501,7 +501,7 @@ def test_repeated_changed_rows_appear_once_with_their_row_count(spark):
 
 
 def test_planner_options_are_scoped_to_dqkit_queries_and_restored(spark):
-    from dqkit.sparkutil import scoped_conf
+    from dqkit.runtime.sparkutil import scoped_conf
 
     key = "spark.sql.execution.bypassPartialAggregation"
     spark.conf.set("spark.sql.shuffle.partitions", "4")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import dqkit.delta as dq
 import dqkit.delta.columns as columns
 from dqkit.delta import delta
-from dqkit.sparkutil import executed_plan
+from dqkit.runtime.sparkutil import executed_plan
 from tests.sparkjobs import spark_jobs
 
 ROW = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from(["a", "b", ""])))

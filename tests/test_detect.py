@@ -347,8 +347,8 @@ def test_count_mode_of_a_small_ocjoin_runs_one_spark_job(spark):
     after = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))
     assert r.counts["p"] == len(brute_force(records, rule))
     assert len(after - before) == 1
-    # checking the key (unique, non-NULL) costs what dqkit.keys.check_key's one aggregation costs, no more
-    from dqkit.keys import check_key
+    # checking the key (unique, non-NULL) costs what dqkit.primitives.keys.check_key's one aggregation costs, no more
+    from dqkit.primitives.keys import check_key
 
     check_key(df, "tid", table="t", command="detect")
     checked = set(spark.sparkContext.statusTracker().getJobIdsForGroup(None))

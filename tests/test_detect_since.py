@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dqkit.errors import ParameterError
-from dqkit.since_manifest import MANIFEST, make_manifest
+from dqkit.detect.since_manifest import MANIFEST, make_manifest
 from dqkit.systems.detect import DETECT
 from tests.sparkjobs import spark_jobs
 
@@ -76,10 +76,10 @@ def test_since_reuses_a_saved_detection_and_its_own_output_serves_the_next_night
 
 @pytest.mark.parametrize("bad_side", ["new", "old"])
 def test_since_refuses_a_repeated_or_null_key_with_the_key_checks_own_message(spark, bad_side):
-    # the key checks ride on the change join; the refusal must read exactly as dqkit.keys.check_key's
+    # the key checks ride on the change join; the refusal must read exactly as dqkit.primitives.keys.check_key's
     from dqkit.detect.since import detect_since
     from dqkit.errors import InvalidKeyError
-    from dqkit.keys import check_key
+    from dqkit.primitives.keys import check_key
 
     good = spark.createDataFrame(NEW, COLS)
     bad = spark.createDataFrame(NEW + [(2, "1", "x", "y", 1, 1), (2, "1", "z", "y", 1, 1), (None, "1", "x", "y", 1, 1)],
@@ -311,7 +311,7 @@ def test_since_with_a_saved_old_counts_persisting_as_the_saved_count_minus_resol
 
 def test_pairs_unique_holds_only_for_rules_whose_detection_lists_each_identity_once():
     from dqkit.rules import as_rules
-    from dqkit.since_manifest import pairs_unique
+    from dqkit.detect.since_manifest import pairs_unique
 
     rules = as_rules({"fd": "a -> b", "sym": "not(t1.a = t2.a and t1.b != t2.b)", "one": "not(t1.c > 2)",
                       "strict": "not(t1.a = t2.a and t1.b > t2.b and t1.c < t2.c)",

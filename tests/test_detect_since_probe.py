@@ -145,7 +145,7 @@ def test_since_with_a_saved_old_refuses_a_bad_key_of_new_hidden_in_an_unchanged_
     from dqkit.detect import detect
     from dqkit.detect.since import detect_since
     from dqkit.errors import InvalidKeyError
-    from dqkit.keys import check_key
+    from dqkit.primitives.keys import check_key
 
     detect(spark.createDataFrame(OLD, COLS), _rules(), key="id", spark=spark).save(tmp_path / "old", charts=False)
     bad = spark.createDataFrame(NEW + extra, COLS)

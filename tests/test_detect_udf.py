@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dqkit.detect import detect, spark_plan
-from dqkit.similarity import levenshtein, similarity
+from dqkit.primitives.similarity import levenshtein, similarity
 from dqkit.errors import RuleError
 from dqkit.rules import Job
 
@@ -180,7 +180,7 @@ def test_slow_detect_runs_are_cancelled_through_their_job_tag(spark):
     import time
 
     from dqkit.errors import CancelledError
-    from dqkit.progress import BackgroundRun
+    from dqkit.runtime.progress import BackgroundRun
 
     table = spark.createDataFrame([(i, f"n{i % 3}", i % 2, i % 5) for i in range(40)],
                                   "id int, name string, zip int, v int")

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from dqkit.fingerprint import (
+from dqkit.primitives.fingerprint import (
     canonical_encoding,
     group_fingerprint,
     multi_hash,
@@ -89,8 +89,8 @@ def test_canonical_encoding_is_injective_on_random_rows(spark, rows):
 
 def test_the_sql_text_fingerprint_equals_row_fingerprint_on_nulls_nested_values_and_maps(spark):
     """The lake builds its row hashes as SQL text; they must be the very same 128 bits as the kernels'."""
-    from dqkit.fingerprint import hash_input_sql, row_fingerprint_sql
-    from dqkit.sparkutil import quote_ident
+    from dqkit.primitives.fingerprint import hash_input_sql, row_fingerprint_sql
+    from dqkit.runtime.sparkutil import quote_ident
 
     df = spark.sql("SELECT * FROM VALUES (1, 'a', array(1, NULL), map('k', 1, 'j', 2), NULL), "
                    "(NULL, NULL, NULL, NULL, NULL), (2, '', array(), map(), NULL) "

@@ -12,7 +12,7 @@ import pytest
 
 from dqkit.cli import main
 from dqkit.errors import SourceError
-from dqkit.sources import SourceWarning, read_table
+from dqkit.io.sources import SourceWarning, read_table
 
 RULES = Path(__file__).resolve().parent.parent / "data" / "bigdansing_table1_rules.yaml"
 

@@ -91,7 +91,7 @@ def test_repair_refuses_a_repeated_key_instead_of_fixing_the_other_row(spark, ca
 
 
 def test_the_refusal_shows_at_most_five_examples_and_names_every_key_column(spark):
-    from dqkit.keys import check_key
+    from dqkit.primitives.keys import check_key
 
     rows = [(i % 7, "x" if i % 2 else None, i) for i in range(40)]
     df = spark.createDataFrame(rows, "a int, b string, v int")
@@ -173,7 +173,7 @@ def test_delta_refuses_its_own_column_names_and_compares_the_others(spark, capsy
 
 
 def test_check_reserved_needs_no_spark():
-    from dqkit.keys import check_reserved
+    from dqkit.primitives.keys import check_reserved
 
     check_reserved(["tid", "city", "dq_x"], table="T", command="repair")
     with pytest.raises(ReservedColumnError, match=r"repair: column\(s\) '_dq_x' of T clash"):

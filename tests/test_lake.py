@@ -117,7 +117,7 @@ def test_clp_and_verification_keep_true_edges_with_nulls_and_prune_with_partitio
 
     from dqkit.lake import clp_keeps, clp_sample, containment_fraction
     from dqkit.lake.stages import clp_probe
-    from dqkit.sparkutil import spark_plan
+    from dqkit.runtime.sparkutil import spark_plan
 
     rows = [{"id": i, "name": None if i % 3 == 0 else f"n{i % 4}", "v": None if i % 5 == 0 else i * 1.5,
              "region": f"r{i % 2}"} for i in range(24)]
@@ -432,7 +432,7 @@ def test_lake_refuses_options_that_change_nothing_or_a_bad_cost_file_before_spar
     def no_spark(*args, **kwargs):
         raise AssertionError("Spark must not start here")
 
-    monkeypatch.setattr("dqkit.session.get_spark", no_spark)
+    monkeypatch.setattr("dqkit.runtime.session.get_spark", no_spark)
     (tmp_path / "l").mkdir()
     (tmp_path / "l" / "a.csv").write_text("x\n1\n")
     (tmp_path / "costs.yaml").write_text("storage_cost: [\n")

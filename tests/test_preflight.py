@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dqkit import preflight
+from dqkit.checks import preflight
 from dqkit.cli import main
 from dqkit.errors import DqkitError, ParameterError, RuleError, UnknownColumnError
 from dqkit.relax.sql import check_read_only_select

@@ -135,8 +135,8 @@ def test_invalid_params_are_refused_without_spark(name):
 
 @pytest.mark.parametrize("name", SYSTEMS)
 def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_repr(name, example_result):
-    from dqkit import render
-    from dqkit.result import Result
+    from dqkit.contract import render
+    from dqkit.contract.result import Result
 
     result = example_result(name)  # computed once per session, shared with tests/test_snapshots.py
     assert isinstance(result, Result)

@@ -504,7 +504,7 @@ def test_query_refuses_a_missing_doubled_or_bad_workload_before_spark(tmp_path, 
     def no_spark(*args, **kwargs):
         raise AssertionError("Spark must not start here")
 
-    monkeypatch.setattr("dqkit.session.get_spark", no_spark)
+    monkeypatch.setattr("dqkit.runtime.session.get_spark", no_spark)
 
     src = tmp_path / "t.csv"
     src.write_text("tid,Zip,City\nt1,9001,LA\n")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import dqkit.repair as repair_mod
+import dqkit.repair.api as repair_mod
 from dqkit.errors import ParameterError
 from dqkit.repair import repair
 from tests.sparkjobs import spark_jobs

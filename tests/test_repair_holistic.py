@@ -202,7 +202,7 @@ def test_a_black_box_function_returning_other_columns_fails_clearly(table1):
 
 
 def test_a_cancelled_repair_writes_nothing(spark, tmp_path):
-    from dqkit.progress import BackgroundRun
+    from dqkit.runtime.progress import BackgroundRun
 
     df = spark.createDataFrame([(i, i % 3, f"v{i % 4}") for i in range(24)], "id int, k int, v string")
 

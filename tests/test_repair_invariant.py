@@ -41,7 +41,7 @@ rule_sets = st.lists(st.sampled_from(FDS), min_size=1, max_size=2, unique=True)
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=tables, rules=rule_sets, keyed=st.booleans())
 def test_repair_changes_only_cells_of_rows_in_a_violation_of_the_rule_that_changed_them(spark, data, rules, keyed):
-    from dqkit.violations import tuple_ids
+    from dqkit.primitives.violations import tuple_ids
 
     rows = [{"id": i, **dict(zip(COLUMNS, v))} for i, v in enumerate(data)]
     df = spark.createDataFrame(pd.DataFrame(rows))
@@ -102,7 +102,7 @@ def small_splits(spark):
 
 def test_row_ids_count_exact_copies_in_file_order_whatever_the_splits(spark, tmp_path, small_splits):
     from dqkit.repair import _with_row_ids
-    from dqkit.sources import read_table
+    from dqkit.io.sources import read_table
 
     import io
 
@@ -134,7 +134,7 @@ def test_row_ids_count_exact_copies_in_file_order_whatever_the_splits(spark, tmp
 def test_a_parquet_rows_position_is_its_index_in_the_file_whatever_the_splits(spark, tmp_path, small_splits):
     import pandas as pd
 
-    from dqkit.violations import row_position
+    from dqkit.primitives.violations import row_position
 
     path = tmp_path / "p.parquet"
     pd.DataFrame({"v": [f"r{i}" for i in range(40)]}).to_parquet(path, row_group_size=3, index=False)

@@ -122,7 +122,7 @@ def test_the_reviewed_file_keeps_the_input_files_row_order_whichever_join_spark_
     """The saved table is the input file's rows in its order, not in key order and not in the order a join
     left them: a broadcast join keeps its input's order, a sort-merge join (no automatic broadcast, or a large
     change list) does not."""
-    from dqkit.sparkutil import scoped_conf
+    from dqkit.runtime.sparkutil import scoped_conf
 
     lines = Path(TABLE1).read_text().splitlines()
     shuffled = tmp_path / "table1.csv"

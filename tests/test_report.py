@@ -12,7 +12,7 @@ import pytest
 from dqkit import __version__
 from dqkit.cli import main
 from dqkit.errors import ParameterError, SourceError, UnknownColumnError
-from dqkit.params import parse_keys
+from dqkit.checks.params import parse_keys
 from dqkit.report import collect_parameters, template_parameters
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "users"

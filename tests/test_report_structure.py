@@ -106,7 +106,7 @@ def test_each_systems_report_on_its_example_reads_well(system, tmp_path):
 def test_a_long_violation_graph_title_stays_inside_the_image_beside_its_legend():
     import networkx as nx
 
-    from dqkit.charts import violation_graph
+    from dqkit.contract.charts import violation_graph
 
     g = nx.Graph()
     g.add_node("c1", kind="cell", label="t1.rate = 15")
@@ -129,7 +129,7 @@ def test_a_long_violation_graph_title_stays_inside_the_image_beside_its_legend()
 def test_tcfc_pages_show_aggregates_as_text_and_job_kinds_in_words():
     import pandas as pd
 
-    from dqkit.result import Table
+    from dqkit.contract.result import Table
     from dqkit.tcfc.result import _readable_jobs, _readable_report
 
     report = pd.DataFrame([{"fragment": "id=2", "kind": "DIFF", "source": {"rows": 1, "salary": 4200},
@@ -176,7 +176,7 @@ def test_the_dedup_blocking_table_is_capped_with_a_count_of_hidden_rules_and_fit
     at most ``sample_rows`` rules with the rest counted, headers in words, no column repeating the rule,
     the oversized blocks in one column only when a rule has some."""
     from dqkit.dedup import blocking_table
-    from dqkit.result import sections_html
+    from dqkit.contract.result import sections_html
 
     page = _page(GOOD + sections_html(blocking_table(_block_stats(14), max_rows=10)))
     assert report_problems(page) == [], report_problems(page)

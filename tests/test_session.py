@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dqkit.errors import ParameterError
-from dqkit.session import driver_memory
+from dqkit.runtime.session import driver_memory
 
 GIB = 1024 ** 3
 
@@ -40,7 +40,7 @@ def test_get_spark_hands_the_driver_memory_to_the_jvm_launch(monkeypatch):
     """The setting goes into the builder's options, which spark-submit reads when it starts the JVM."""
     from pyspark.sql import SparkSession
 
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     seen = {}
 
@@ -60,7 +60,7 @@ def test_get_spark_hands_the_driver_memory_to_the_jvm_launch(monkeypatch):
 def _java_options(monkeypatch, master: str = "local[1]", option: str = "spark.driver.extraJavaOptions") -> str:
     from pyspark.sql import SparkSession
 
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     seen = {}
 
@@ -75,8 +75,8 @@ def _java_options(monkeypatch, master: str = "local[1]", option: str = "spark.dr
 
 def test_a_tiny_input_starts_the_embedded_jvm_for_a_short_life_and_a_large_or_unknown_one_does_not(
         monkeypatch, tmp_path):
-    from dqkit import inputsize
-    from dqkit.inputsize import SMALL_INPUT_BYTES, expect_inputs
+    from dqkit.runtime import inputsize
+    from dqkit.runtime.inputsize import SMALL_INPUT_BYTES, expect_inputs
 
     monkeypatch.setattr(inputsize, "_input_bytes", [])  # this process's later sessions are not affected
     monkeypatch.delenv("DQKIT_SMALL_INPUT_JVM", raising=False)
@@ -118,7 +118,7 @@ def test_a_report_on_a_tiny_bundled_example_starts_its_kernels_jvm_for_a_short_l
     """The report's first cell sizes its inputs as the CLI does, before its kernel starts Spark."""
     import os
 
-    from dqkit import inputsize
+    from dqkit.runtime import inputsize
     from dqkit.report import prepare_report
     from dqkit.systems import get
 
@@ -134,7 +134,7 @@ def test_a_report_on_a_tiny_bundled_example_starts_its_kernels_jvm_for_a_short_l
 
 def test_a_session_dqkit_starts_builds_a_column_expression_in_one_py4j_call_per_operation(spark, monkeypatch):
     # PySpark's DataFrame query context (on by default) walks the Python stack and makes ~5 more Py4J calls
-    # per Column operation to record its call site; dqkit's sessions turn it off (dqkit.session.get_spark)
+    # per Column operation to record its call site; dqkit's sessions turn it off (dqkit.runtime.session.get_spark)
     import py4j.clientserver as cs
     from pyspark.sql import functions as F
 
@@ -152,7 +152,7 @@ def test_a_session_dqkit_starts_builds_a_column_expression_in_one_py4j_call_per_
 
 def test_a_session_dqkit_starts_asks_the_jvm_for_each_class_and_static_method_once(spark, monkeypatch):
     # Py4J resolves jvm.functions, then .col, with a round trip each, every time; the session keeps the
-    # references (dqkit.jvmnames): a repeated F.col is the one call that builds the column
+    # references (dqkit.runtime.jvmnames): a repeated F.col is the one call that builds the column
     import py4j.clientserver as cs
     from py4j.protocol import Py4JError
     from pyspark.sql import functions as F

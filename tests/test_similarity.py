@@ -1,4 +1,4 @@
-"""String similarity (dqkit.similarity) against a brute-force edit-distance oracle: no Spark needed."""
+"""String similarity (dqkit.primitives.similarity) against a brute-force edit-distance oracle: no Spark needed."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dqkit.similarity import levenshtein, similarity
+from dqkit.primitives.similarity import levenshtein, similarity
 
 
 def dp_levenshtein(a: str, b: str) -> int:
@@ -82,7 +82,7 @@ def textbook_jaro_winkler(a: str, b: str) -> float:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(small, small), max_size=12))
 def test_jaro_winkler_equals_its_textbook_definition_on_random_strings(pairs):
-    from dqkit.similarity import jaro_winkler
+    from dqkit.primitives.similarity import jaro_winkler
 
     got = jaro_winkler([x for x, _ in pairs], [y for _, y in pairs])
     for (x, y), s in zip(pairs, got):
@@ -93,7 +93,7 @@ def test_jaro_winkler_and_token_set_give_a_null_side_zero_and_read_arrow_and_pan
     import pandas as pd
     import pyarrow as pa
 
-    from dqkit.similarity import jaro_winkler, token_set
+    from dqkit.primitives.similarity import jaro_winkler, token_set
 
     a = ["martha", None, "", "x y z", float("nan")]
     b = ["marhta", "x", "", "z y x", "y"]
@@ -125,7 +125,7 @@ def test_dedup_levels_from_python_are_null_exact_close_else_whatever_the_input_k
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.one_of(st.none(), small), st.one_of(st.none(), small)), min_size=1, max_size=40))
 def test_scoring_on_every_core_gives_the_one_thread_scores_and_the_default_comes_back(pairs):
-    from dqkit import similarity as S
+    from dqkit.primitives import similarity as S
 
     a = [x for x, _ in pairs]
     b = [y for _, y in pairs]
@@ -142,7 +142,7 @@ def test_scoring_on_every_core_gives_the_one_thread_scores_and_the_default_comes
 def test_the_default_thread_count_comes_back_after_a_failing_block():
     import pytest
 
-    from dqkit import similarity as S
+    from dqkit.primitives import similarity as S
 
     with pytest.raises(ValueError):
         with S.workers(2):

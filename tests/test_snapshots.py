@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from dqkit.result import Facts, Result, Table
+from dqkit.contract.result import Facts, Result, Table
 from dqkit.systems import all_systems
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ def test_masking_hides_timings_paths_and_temporary_names_but_keeps_data():
 def test_measured_times_are_steadied_in_tables_and_facts_but_counts_stay():
     import pandas as pd
 
-    from dqkit.result import Verdict
+    from dqkit.contract.result import Verdict
 
     class Toy(Result):
         system = "dqkit toy"

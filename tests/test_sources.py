@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dqkit.errors import SourceError, UnknownTableError
-from dqkit.sources import read_database, read_table
+from dqkit.io.sources import read_database, read_table
 
 
 def test_a_folder_of_csv_parquet_and_parquet_subfolders_is_a_database(spark, tmp_path):

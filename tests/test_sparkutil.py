@@ -1,4 +1,4 @@
-"""Shared Spark helpers (dqkit.sparkutil) and the predicate compiler of dqkit.violations."""
+"""Shared Spark helpers (dqkit.runtime.sparkutil) and the predicate compiler of dqkit.primitives.violations."""
 from __future__ import annotations
 
 import pytest
@@ -6,8 +6,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import CancelledError, RuleError
-from dqkit.sparkutil import cancellable, cancelled_from, col, local_frame, quote_ident
-from dqkit.violations import conjunction, fix_schema
+from dqkit.runtime.sparkutil import cancellable, cancelled_from, col, local_frame, quote_ident
+from dqkit.primitives.violations import conjunction, fix_schema
 
 
 def test_identifiers_are_backtick_quoted_with_backticks_doubled(spark):

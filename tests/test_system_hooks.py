@@ -1,7 +1,7 @@
 """The optional CLI hooks of a system declaration (``dqkit.systems.base.System``): ``session``,
 ``clocked``, ``cli_guard``, ``cli_exit`` and ``progress_unit``. A made-up system that uses them all shows
 the derived subcommand honours them for any system, not for a name (tcfc is the one that needs them).
-No test here starts Spark: ``dqkit.session.get_spark`` is replaced by a recorder."""
+No test here starts Spark: ``dqkit.runtime.session.get_spark`` is replaced by a recorder."""
 from __future__ import annotations
 
 import contextlib
@@ -21,7 +21,7 @@ class ClockParams(Params):
 
 
 def _result(label: str, started: float | None) -> Any:
-    from dqkit.result import Facts, Result, Verdict
+    from dqkit.contract.result import Facts, Result, Verdict
 
     @dataclass(frozen=True, repr=False)
     class Clocked(Result):
@@ -75,7 +75,7 @@ def spark_calls(monkeypatch):
         calls.append((args, kwargs))
         raise RuntimeError("test: Spark must not start here")
 
-    monkeypatch.setattr("dqkit.session.get_spark", fake)
+    monkeypatch.setattr("dqkit.runtime.session.get_spark", fake)
     for name in ("SPARK_REMOTE", "DQKIT_SPARK_MASTER"):  # set then removed: what the test sets is undone
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)

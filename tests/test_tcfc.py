@@ -631,7 +631,7 @@ def test_a_level_reads_only_its_columns_and_pushes_the_fragment_filter_to_parque
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dqkit.sparkutil import spark_plan
+    from dqkit.runtime.sparkutil import spark_plan
     from dqkit.tcfc.engines import EnginePool, bind_pair
     from dqkit.tcfc.spec import parse_spec
 

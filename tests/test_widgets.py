@@ -8,8 +8,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from dqkit.errors import CancelledError
-from dqkit.progress import BackgroundRun
-from dqkit.render import atomic_folder
+from dqkit.runtime.progress import BackgroundRun
+from dqkit.contract.render import atomic_folder
 from dqkit.widgets import ColumnPicker, DeltaController, DeltaExplorer, SparkProgress, TablePicker
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "users"
@@ -74,14 +74,14 @@ def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark)
 
 
 def test_a_warm_delta_rerun_compares_the_listed_tables_without_reading_the_folders_again(spark, monkeypatch):
-    import dqkit.sources
+    import dqkit.io.sources
 
     c = DeltaController(str(DATA / "old"), str(DATA / "new"), spark=spark)
     c.set_key("users", ["id"])
 
     def no_read(*_a, **_k):
         raise AssertionError("the folders were read again")
-    monkeypatch.setattr(dqkit.sources, "read_path", no_read)  # what reading a folder's table calls
+    monkeypatch.setattr(dqkit.io.sources, "read_path", no_read)  # what reading a folder's table calls
     assert c.run(timeout=180) is not None, c.error
     assert c.result.row_stats.set_index("table").loc["users", "differences"] == 5
 
@@ -210,8 +210,8 @@ _CONNECT_CANCEL = r'''
 import json, os, sys, time
 os.environ["PYSPARK_PYTHON"] = sys.executable
 from pyspark.sql import functions as F
-from dqkit.progress import BackgroundRun
-from dqkit.session import get_spark, is_connect
+from dqkit.runtime.progress import BackgroundRun
+from dqkit.runtime.session import get_spark, is_connect
 
 spark = get_spark(remote="local[2]")
 assert is_connect(spark) and get_spark() is spark  # the active Connect session is the session
@@ -264,7 +264,7 @@ def _jobs_started(spark) -> int:
 def test_paging_a_shown_result_runs_no_spark_job_and_draws_no_chart_again(spark, monkeypatch):
     """Issue 25's warm actions: the result view pages through a detection's violation sample (10 rows,
     then 20, then 3) from what the result fetched once; charts are drawn once per result."""
-    from dqkit import charts
+    from dqkit.contract import charts
     from dqkit.detect import detect
     from dqkit.widgets import ResultView
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from dqkit.charts import violation_graph
+from dqkit.contract.charts import violation_graph
 from dqkit.rules import load_rules, rules_from_yaml
 from dqkit.widgets import RulePicker, RulesController, TableListing, ViolationExplorer
 

@@ -10,7 +10,7 @@ from dqkit.detect import detect
 from dqkit.detect.since import detect_since
 from dqkit.errors import ParameterError
 from dqkit.rules import load_rules
-from dqkit.sources import read_table
+from dqkit.io.sources import read_table
 from dqkit.widgets.since_review import ChangeReview, SinceView
 
 NIGHTS = Path(__file__).resolve().parent.parent / "data" / "nights"

@@ -18,13 +18,13 @@ class ToyParams(Params):
     allowed: int = param(0, help="NULLs still counted as clean", low=0)
 
     def validate(self) -> None:
-        from dqkit import preflight
+        from dqkit.checks import preflight
 
         preflight.check_columns([self.column], preflight.table_columns(preflight.check_table(self.table)), "--column")
 
 
 def _result_class() -> type:
-    from dqkit.result import Facts, Result, Verdict
+    from dqkit.contract.result import Facts, Result, Verdict
 
     @dataclass(frozen=True, repr=False)
     class NullCount(Result):
@@ -55,7 +55,7 @@ def _result_class() -> type:
 def run(params: ToyParams, *, spark: Any = None, progress: Any = None, cancel: Any = None) -> Any:
     from pyspark.sql import functions as F
 
-    from dqkit.sources import read_table
+    from dqkit.io.sources import read_table
 
     df = read_table(params.table, spark)
     row = df.agg(F.count(F.lit(1)).alias("n"), F.count_if(F.col(f"`{params.column}`").isNull()).alias("z")).first()

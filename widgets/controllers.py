@@ -12,10 +12,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from dqkit.delta import STAGES, DeltaResult, delta
 from dqkit.errors import DqkitError, ParameterError, describe_error
-from dqkit.params import format_keys, parse_keys
-from dqkit.progress import BackgroundRun, JobProgress
-from dqkit.session import get_spark
-from dqkit.sources import DatabaseSource, describe, read_database
+from dqkit.checks.params import format_keys, parse_keys
+from dqkit.runtime.progress import BackgroundRun, JobProgress
+from dqkit.runtime.session import get_spark
+from dqkit.io.sources import DatabaseSource, describe, read_database
 from dqkit.widgets.declared import convert
 
 Listener = Callable[[str], None]
@@ -330,5 +330,5 @@ class DeltaController(RunController):
 
 
 def keys_from_mapping(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, list[str]]:
-    """Normalise {table: "a,b" | [a, b]} to {table: [a, b]} (``dqkit.params.parse_keys``)."""
+    """Normalise {table: "a,b" | [a, b]} to {table: [a, b]} (``dqkit.checks.params.parse_keys``)."""
     return parse_keys(dict(keys or {}))

@@ -15,7 +15,7 @@ from dqkit.dedup import DedupResult, blocking_stats, dedup, load_config, parse_c
 from dqkit.dedup.config import DEFAULT_THRESHOLDS, METHODS
 from dqkit.dedup.evaluate import PairAccuracy, pair_accuracy
 from dqkit.errors import DqkitError, ParameterError
-from dqkit.sources import DatabaseSource
+from dqkit.io.sources import DatabaseSource
 from dqkit.widgets.controllers import RunController, TableListing, error_text
 from dqkit.widgets.declared import convert
 

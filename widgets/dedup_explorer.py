@@ -18,12 +18,12 @@ import ipywidgets as W
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.dedup import blocking_table, plot_block_stats
 from dqkit.dedup.config import METHODS
 from dqkit.errors import DqkitError, ParameterError
-from dqkit.result import Chart, Facts, Notes, Table, sections_html
-from dqkit.sources import DatabaseSource
+from dqkit.contract.result import Chart, Facts, Notes, Table, sections_html
+from dqkit.io.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.pickers import ColumnPicker, _Guard, keep_selection
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap

@@ -7,10 +7,10 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.delta import STAGES, DeltaResult
-from dqkit.result import Table
-from dqkit.sources import DatabaseSource
+from dqkit.contract.result import Table
+from dqkit.io.sources import DatabaseSource
 from dqkit.errors import DqkitError
 from dqkit.widgets.controllers import DeltaController, error_text, keys_from_mapping
 from dqkit.widgets.declared import DeclaredFields

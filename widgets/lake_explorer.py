@@ -14,11 +14,11 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.lake import CostModel, LakeResult, find_containment, lineage_provider, load_lake, opt_ret
 from dqkit.lake.optret import AssumeKnown
-from dqkit.result import Chart, Table, sections_html
+from dqkit.contract.result import Chart, Table, sections_html
 from dqkit.widgets.controllers import RunController, error_text
 from dqkit.widgets.declared import DeclaredFields, convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView

@@ -25,7 +25,7 @@ import pandas as pd
 from pyspark.sql import functions as F
 
 from dqkit.errors import ParameterError
-from dqkit.components import smallest_member_components
+from dqkit.primitives.components import smallest_member_components
 from dqkit.repair.hypergraph import component_key, violation_id
 from dqkit.rules import UDFRule
 

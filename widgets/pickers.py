@@ -13,8 +13,8 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import render
-from dqkit.sources import DatabaseSource
+from dqkit.contract import render
+from dqkit.io.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing
 
 Options = Sequence[tuple[str, Any]]

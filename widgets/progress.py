@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit.progress import BackgroundRun, JobProgress
+from dqkit.runtime.progress import BackgroundRun, JobProgress
 
 T = TypeVar("T")
 
@@ -16,7 +16,7 @@ class SparkProgress(W.HBox):
     """Tasks done / tasks known of the run's active Spark jobs, a status line and a Cancel button.
 
     Works with classic Spark (status tracker) and Spark Connect (progress handler) through
-    ``dqkit.progress.BackgroundRun``. Use ``start(fn)`` to run any function with it, or ``track(run)``
+    ``dqkit.runtime.progress.BackgroundRun``. Use ``start(fn)`` to run any function with it, or ``track(run)``
     and ``show(...)`` when a controller owns the run.
     """
 

@@ -9,9 +9,9 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import ParameterError
-from dqkit.result import sections_html
+from dqkit.contract.result import sections_html
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.declared import convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView

@@ -11,8 +11,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from dqkit import render
-from dqkit.result import Chart, Table, _titled
+from dqkit.contract import render
+from dqkit.contract.result import Chart, Table, _titled
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.progress import SparkProgress
 

@@ -10,9 +10,9 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import ParameterError, RuleError
-from dqkit.sources import DatabaseSource
+from dqkit.io.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.pickers import ColumnPicker, _Guard, keep_selection
 from dqkit.widgets.result_view import wrap

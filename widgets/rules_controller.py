@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import SparkSession
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import ParameterError, RuleError, UnknownColumnError
-from dqkit.result import Table, sections_html
+from dqkit.contract.result import Table, sections_html
 from dqkit.rules import parse_rule, rules_from_yaml, validate_rules
-from dqkit.sources import DatabaseSource
+from dqkit.io.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing, _Observable
 from dqkit.widgets.result_view import wrap
 

@@ -15,10 +15,11 @@ from typing import Any
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
-from dqkit import charts, render
+from dqkit.contract import charts
+from dqkit.contract import render
 from dqkit.errors import ParameterError
-from dqkit.result import Table
-from dqkit.sources import DatabaseSource
+from dqkit.contract.result import Table
+from dqkit.io.sources import DatabaseSource
 from dqkit.errors import DqkitError
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.declared import DeclaredFields

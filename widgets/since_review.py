@@ -16,7 +16,7 @@ import ipywidgets as W
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.repair.changelist import CHANGE_LIST_COLUMNS
 from dqkit.repair.review import ReviewResult, apply_changes

@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import DqkitError, ParameterError, describe_error
 from dqkit.systems import Params, ParamSpec, System, get
 from dqkit.widgets.controllers import RunController

@@ -18,9 +18,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import DqkitError, ParameterError
-from dqkit.result import Table, sections_html
+from dqkit.contract.result import Table, sections_html
 from dqkit.tcfc import TcfcResult, TcfcSpec, check_levels, load_spec, run_tcfc
 from dqkit.tcfc.engines import EnginePool, bind_pair
 from dqkit.tcfc.result import fragment_label

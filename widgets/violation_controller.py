@@ -20,14 +20,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from dqkit import charts
+from dqkit.contract import charts
 from dqkit.detect import DetectionResult, detect
 from dqkit.errors import ParameterError
 from dqkit.detect.since import SinceResult, detect_since
 from dqkit.repair import RepairResult, ViolationHypergraph, repair, violation_hypergraph
-from dqkit.result import Table
+from dqkit.contract.result import Table
 from dqkit.rules import UDFRule
-from dqkit.sources import DatabaseSource
+from dqkit.io.sources import DatabaseSource
 from dqkit.systems.detect import DetectParams, check_since
 from dqkit.widgets.controllers import RunController, TableListing
 from dqkit.widgets.declared import convert

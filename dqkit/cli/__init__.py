@@ -111,12 +111,12 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def _run(args: argparse.Namespace) -> int:
     try:
         # --master/--remote reach the session through the environment (the report kernel inherits
-        # them); a command starts its session only after its Spark-free checks (dqkit.preflight) passed
+        # them); a command starts its session only after its Spark-free checks (dqkit.checks.preflight) passed
         if args.master or args.remote:
-            from dqkit.session import use_backend
+            from dqkit.runtime.session import use_backend
 
             use_backend(master=args.master, remote=args.remote)
-        from dqkit.checkpoints import checkpoint_scope
+        from dqkit.runtime.checkpoints import checkpoint_scope
 
         with checkpoint_scope(args.checkpoint_dir, getattr(args, "out", None)):
             return int(args.func(args))
@@ -125,8 +125,8 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         if _terminated:  # the process ends: stop Spark, then remove what cancelled writes left
-            from dqkit.render import remove_abandoned
-            from dqkit.session import end_spark_for_exit
+            from dqkit.contract.render import remove_abandoned
+            from dqkit.runtime.session import end_spark_for_exit
 
             end_spark_for_exit()
             remove_abandoned()
@@ -165,7 +165,7 @@ def _unexpected(exc: Exception, args: argparse.Namespace) -> int:
     import traceback
 
     from dqkit.errors import describe_error
-    from dqkit.session import explain_failure
+    from dqkit.runtime.session import explain_failure
 
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     mapped = explain_failure(exc)  # the cluster lacks dqkit, the Connect server went away

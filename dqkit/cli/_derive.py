@@ -74,7 +74,7 @@ def run_system(system: System, args: argparse.Namespace) -> int:
     if system.check_output is not None:
         system.check_output(params, getattr(args, "out", None))
     check_out(args, params.inputs())
-    from dqkit.inputsize import expect_inputs  # a tiny input gets a JVM tuned for a short life
+    from dqkit.runtime.inputsize import expect_inputs  # a tiny input gets a JVM tuned for a short life
 
     expect_inputs(params.inputs())
     if system.session == "environment":
@@ -99,10 +99,10 @@ def run_system(system: System, args: argparse.Namespace) -> int:
 
 
 def export_session(args: argparse.Namespace) -> None:
-    """Hand ``--remote`` / ``--master`` to the run through the environment ``dqkit.session.get_spark``
-    reads (``dqkit.session.use_backend``) instead of starting a session here: the run starts Spark
+    """Hand ``--remote`` / ``--master`` to the run through the environment ``dqkit.runtime.session.get_spark``
+    reads (``dqkit.runtime.session.use_backend``) instead of starting a session here: the run starts Spark
     when it needs it, e.g. inside its time budget."""
     if getattr(args, "remote", None) or getattr(args, "master", None):
-        from dqkit.session import use_backend
+        from dqkit.runtime.session import use_backend
 
         use_backend(master=getattr(args, "master", None), remote=getattr(args, "remote", None))

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pandas and Spark load only once the checks have passed
-    from dqkit.result import Result
+    from dqkit.contract.result import Result
 
 FORMATS = ("text", "json", "html")
 
@@ -42,7 +42,7 @@ def start_session(args: argparse.Namespace) -> None:
     checks have passed, so a refused command never starts a JVM. Without them the kernel starts the
     default session itself when it first needs one."""
     if getattr(args, "master", None) or getattr(args, "remote", None):
-        from dqkit.session import get_spark
+        from dqkit.runtime.session import get_spark
 
         get_spark(master=args.master, remote=args.remote)
 
@@ -63,7 +63,7 @@ def terminal_progress(command: str, unit: str):
 
 def check_out(args: argparse.Namespace, inputs: Iterable[Any]) -> None:
     """Refuse a bad ``--out`` before any work: overlapping an input, existing, or under a file."""
-    from dqkit.preflight import check_out as check
+    from dqkit.checks.preflight import check_out as check
 
     if getattr(args, "out", None):
         check(args.out, inputs, overwrite=args.overwrite)
@@ -72,7 +72,7 @@ def check_out(args: argparse.Namespace, inputs: Iterable[Any]) -> None:
 def emit(result: Result, args: argparse.Namespace, *, sample_rows: int = 10,
          extra: dict[str, Any] | None = None, text_suffix: str = "") -> int:
     """Save (with ``--out``), print in ``--format`` and return the result's exit code."""
-    from dqkit import render
+    from dqkit.contract import render
 
     if getattr(args, "out", None):
         where = result.save(args.out, overwrite=args.overwrite)

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from dqkit.dedup.config import BlockingRule, ConfigError
 from dqkit.errors import ParameterError, UnknownColumnError
-from dqkit.sparkutil import col, quote_ident
+from dqkit.runtime.sparkutil import col, quote_ident
 
 ID = "_dq_id"
 ID1, ID2 = "_dq_id1", "_dq_id2"

@@ -27,7 +27,7 @@ def plot_block_stats(stats: pd.DataFrame):
     Splink's cumulative comparisons chart, the pairs of all rules up to it."""
     from matplotlib.figure import Figure
 
-    from dqkit.charts import PLAIN
+    from dqkit.contract.charts import PLAIN
 
     s = stats
     fig = Figure(figsize=(7.5, min(max(2.2, 0.65 * len(s) + 1.4), 12)), layout="constrained")
@@ -61,7 +61,7 @@ def blocking_table(stats: pd.DataFrame, max_rows: int | None = None, link: bool 
 
     ``rule`` is the rule's text (with its name when the config names it otherwise); headers are
     words, not identifiers. The JSON keeps ``block_stats`` as it is."""
-    from dqkit.result import Table
+    from dqkit.contract.result import Table
 
     s = stats
     rules = [str(on) if str(name) == str(on) else f"{name}: {on}" for name, on in zip(s["rule"], s.get("on", s["rule"]))]
@@ -99,7 +99,7 @@ class DedupCharts:
         """Histogram of the candidate pairs' match weights, with the threshold's weight marked."""
         from matplotlib.figure import Figure
 
-        from dqkit.charts import PLAIN
+        from dqkit.contract.charts import PLAIN
 
         h = self.weight_histogram
         fig = Figure(figsize=(7, 3.2), layout="constrained")
@@ -121,7 +121,7 @@ class DedupCharts:
         """Waterfall of one pair: the prior, then each comparison's log2 Bayes factor, to the final weight."""
         from matplotlib.figure import Figure
 
-        from dqkit.charts import PLAIN
+        from dqkit.contract.charts import PLAIN
 
         e = self.explain(key_1, key_2)
         labels = [f"{r.comparison}: {r.level}" if r.level else str(r.comparison) for r in e.itertuples()]
@@ -148,7 +148,7 @@ class DedupCharts:
 
     def plot_cluster_sizes(self):
         """Clusters per size (records per cluster), singletons included."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.barh({f"{s} record{'s' if s > 1 else ''}": n for s, n in self.cluster_sizes.items()},
                        "Cluster sizes", "clusters", "size", integer=True)

@@ -1,9 +1,9 @@
 """Clusters of a dedup run: the connected components of the matching pairs, each named by its
 smallest record key.
 
-The one implementation is ``dqkit.components`` (shared with repair): ``n_matches``, the number of
+The one implementation is ``dqkit.primitives.components`` (shared with repair): ``n_matches``, the number of
 matching pairs known from the level-pattern counts before any job, lets it fetch the pairs' two key
-columns once as Arrow and label them on the driver (up to ``dqkit.components.DRIVER_EDGES`` pairs;
+columns once as Arrow and label them on the driver (up to ``dqkit.primitives.components.DRIVER_EDGES`` pairs;
 one Spark job instead of a few per large-star/small-star round, which dominated a 100K-entity run).
 Linking's ``struct(s, k)`` ids take the same driver route (structs are encoded field by field).
 Larger match sets and key types whose Arrow order could differ from Spark's take the distributed
@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.dedup import _blocking as B
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["cluster_records", "CLUSTER"]
 
@@ -29,7 +29,7 @@ def cluster_records(records: DataFrame, key: str, matches: Any,
                     sources: tuple[str, str] | None = None, n_matches: int | None = None) -> DataFrame:
     """``(key, cluster_id)`` for every record: the connected components of the ``matches`` edges
     (two key columns), each named by its smallest key; a record without a match is its own cluster.
-    ``n_matches`` (the number of edges, when known without a job) lets ``dqkit.components`` (the
+    ``n_matches`` (the number of edges, when known without a job) lets ``dqkit.primitives.components`` (the
     implementation repair uses) fetch them to the driver without counting them first.
 
     Linking (``sources``; ``records`` has a ``source`` column and the edges are ids ``struct(s, k)``):
@@ -38,10 +38,10 @@ def cluster_records(records: DataFrame, key: str, matches: Any,
 
     ``matches`` may also be the Arrow table ``(node, component)`` of matches already labelled on the
     driver (dedup's driver route, ``dqkit.dedup._driver``, one table only, by the same
-    ``dqkit.components.label_components``; None: no match): sent to Spark as it is."""
+    ``dqkit.primitives.components.label_components``; None: no match): sent to Spark as it is."""
     import pyarrow as pa
 
-    from dqkit.components import components_frame, connected_components
+    from dqkit.primitives.components import components_frame, connected_components
 
     if matches is None or isinstance(matches, pa.Table):
         assert sources is None, "linking takes the Spark route"

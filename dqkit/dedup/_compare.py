@@ -4,9 +4,9 @@ Levels follow the Fellegi–Sunter agreement pattern, Splink's convention: ``-1`
 missing: no evidence either way), ``0`` else (far), ``1..T`` the close levels (``T`` the closest),
 ``T + 1`` exact. Spark built-ins do the work where one exists and is exact (equality, ``levenshtein``,
 Jaccard on word arrays, numeric and date differences); Jaro-Winkler and token-set ratios come from
-``dqkit.similarity`` (rapidfuzz's vectorised ``process.cpdist``: one C++ call per Arrow batch, never
+``dqkit.primitives.similarity`` (rapidfuzz's vectorised ``process.cpdist``: one C++ call per Arrow batch, never
 a Python loop per pair) in one pandas UDF per comparison that returns the level itself, so Python
-sees each pair once per comparison whatever the number of thresholds. A NULL side gives the NULL level whatever the method, as ``dqkit.similarity`` treats NULLs.
+sees each pair once per comparison whatever the number of thresholds. A NULL side gives the NULL level whatever the method, as ``dqkit.primitives.similarity`` treats NULLs.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from dqkit.dedup.config import Comparison
 from dqkit.errors import UnsupportedTypeError
 
 STRING_METHODS = {"levenshtein", "jaro_winkler", "jaccard", "token_set"}
-PYTHON_METHODS = {"jaro_winkler", "token_set"}  # scored by dqkit.similarity (rapidfuzz), not a Spark built-in
+PYTHON_METHODS = {"jaro_winkler", "token_set"}  # scored by dqkit.primitives.similarity (rapidfuzz), not a Spark built-in
 
 
 def value_col(k: int) -> str:
@@ -92,13 +92,13 @@ def prepared(c: Comparison, column: Column, dtype: T.DataType) -> Column:
 
 # ------------------------------------------------------------------------ vectorised scorers
 def _scorer(method: str) -> Callable[[Any, Any], np.ndarray]:
-    from dqkit import similarity as S
+    from dqkit.primitives import similarity as S
 
     return {"jaro_winkler": S.jaro_winkler, "token_set": S.token_set}[method]
 
 
 def python_levels(method: str, thresholds: Sequence[float], a: Any, b: Any) -> np.ndarray:
-    """The gamma of each pair ``(a[i], b[i])`` for a method scored in Python (``dqkit.similarity``,
+    """The gamma of each pair ``(a[i], b[i])`` for a method scored in Python (``dqkit.primitives.similarity``,
     one rapidfuzz call per batch): -1 a NULL side, T+1 equal, T..1 the close levels (similarity >=
     the thresholds in turn), 0 else. The same levels ``level`` gives for a Spark-scored method."""
     a = a if hasattr(a, "is_valid") else pd.Series(a).reset_index(drop=True)

@@ -5,7 +5,7 @@ At 100K entities (3.2M candidate pairs) the Spark route spends most of its time 
 job and in shipping every pair's values through Python workers (pandas UDFs) and back; the same pairs
 joined, levelled and counted in NumPy and rapidfuzz on the driver cost seconds. The route is taken
 when ``DQKIT_DEDUP_DRIVER_PAIRS`` (default ``DEFAULT_PAIRS``; 0 turns it off; checked by
-``dqkit.preflight.dedup_driver_pairs``) bounds both the comparisons the block statistics imply (the
+``dqkit.checks.preflight.dedup_driver_pairs``) bounds both the comparisons the block statistics imply (the
 sum over the rules, an upper bound of the distinct pairs) and the records fetched, every comparison is
 scored exactly as Spark scores it (``_since_score.scorable``: text columns, the methods rapidfuzz and
 Spark agree on), one table is deduplicated (linking stays on Spark) and the key is an integer, text
@@ -20,7 +20,7 @@ here, so it is the very set ``_estimate_u`` samples), and the level-pattern coun
 Spark route sorts its collected rows (so EM adds the same numbers in the same order: the same model,
 bit for bit). The levelled pairs go back to Spark as one Arrow table (the result's ``pairs``,
 ``matches`` and saving are unchanged), and the clusters are labelled and counted from the matching
-pairs still on the driver at any threshold (``DriverPairs.clusters``: ``dqkit.components.label_components``).
+pairs still on the driver at any threshold (``DriverPairs.clusters``: ``dqkit.primitives.components.label_components``).
 """
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_score as SC
-from dqkit.similarity import workers
-from dqkit.preflight import DEDUP_DRIVER_PAIRS_ENV as ENV
-from dqkit.preflight import dedup_driver_pairs
+from dqkit.primitives.similarity import workers
+from dqkit.checks.preflight import DEDUP_DRIVER_PAIRS_ENV as ENV
+from dqkit.checks.preflight import dedup_driver_pairs
 
 __all__ = ["DriverPairs", "DriverRun", "takes", "run", "ENV"]
 
@@ -61,9 +61,9 @@ class DriverPairs:
 
     def clusters(self, matching_rows: np.ndarray, n_records: int) -> tuple[pa.Table | None, dict[int, int]]:
         """The connected components of the pairs whose pattern row is matching (``matching_rows[g]``) as
-        ``dqkit.components.label_components`` gives them (``(node, component)``, None without a match),
+        ``dqkit.primitives.components.label_components`` gives them (``(node, component)``, None without a match),
         and the cluster sizes (size -> clusters) of all ``n_records`` records, counted here: no job."""
-        from dqkit.components import label_components
+        from dqkit.primitives.components import label_components
 
         keep = pa.array(np.asarray(matching_rows, dtype=bool)[self.row], pa.bool_())
         a, b = self.id1.filter(keep), self.id2.filter(keep)

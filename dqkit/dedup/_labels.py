@@ -14,7 +14,7 @@ from dqkit.dedup import _compare as C
 from dqkit.dedup._em import level_frequencies
 from dqkit.dedup.config import Comparison
 from dqkit.errors import ParameterError
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["labelled_m"]
 

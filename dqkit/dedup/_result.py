@@ -27,8 +27,8 @@ from dqkit.dedup._charts import (  # noqa: F401 - re-exported (evaluate, dqkit.d
 from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
-from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import apply_in_pandas, checkpoint_on_read, col
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.runtime.sparkutil import apply_in_pandas, checkpoint_on_read, col
 
 _K = "_dq_k"
 CLUSTER, SIZE = "cluster_id", "cluster_size"

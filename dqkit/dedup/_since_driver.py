@@ -15,7 +15,7 @@ The same answer as the Spark route, by construction:
   (``row_fingerprint`` over ``_since_io.fingerprint_columns``) and compared as the same two 64-bit
   integers: a record is added (key only in NEW), removed (key only in the run) or changed (a half
   differs), as ``_since_scan.changes`` says;
-* a NULL or repeated key in NEW is found here and refused by ``dqkit.keys.check_key`` as before;
+* a NULL or repeated key in NEW is found here and refused by ``dqkit.primitives.keys.check_key`` as before;
 * ``near`` keeps the rows ``_since_scan.near``'s filter keeps: a block-key hash among the touched
   records' hashes (the hash ``_since_scan.new_side`` computes: xxhash64 of the same struct) or a JSON
   key among the saved run's oversized blocks, per rule; its columns are ``_since_pairs.collect_near``'s.
@@ -38,9 +38,9 @@ from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_saved as SV
 from dqkit.dedup._driver import _exact_blocks, _key_ok
 from dqkit.dedup._since_io import FINGERPRINTS, fingerprint_columns
-from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
-from dqkit.preflight import dedup_driver_pairs
-from dqkit.sparkutil import col
+from dqkit.primitives.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.checks.preflight import dedup_driver_pairs
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["takes", "records", "fetch", "saved_fingerprints", "changes", "blocks_of", "near"]
 

@@ -2,7 +2,7 @@
 by ``dqkit.dedup.since``): the record fingerprints over the matching columns (``fingerprints/``) and
 ``dedup_manifest.json`` (the key and its type, the config's matching part, the threshold, the model
 m/u/λ, the oversized blocks, the ids retired so far). The Spark-free checks of a saved run are
-``dqkit.dedup_manifest``."""
+``dqkit.dedup.manifest``."""
 from __future__ import annotations
 
 import json
@@ -16,9 +16,9 @@ from pyspark.sql import DataFrame
 from dqkit.dedup import _blocking as B
 from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
-from dqkit.dedup_manifest import FINGERPRINTS, SINCE_FORMAT, SINCE_MANIFEST, config_form
-from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
-from dqkit.sparkutil import col
+from dqkit.dedup.manifest import FINGERPRINTS, SINCE_FORMAT, SINCE_MANIFEST, config_form
+from dqkit.primitives.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["fingerprint_columns", "fingerprints", "manifest", "write_manifest", "model_from", "schema_of", "FINGERPRINTS"]
 

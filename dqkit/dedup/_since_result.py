@@ -16,7 +16,7 @@ from dqkit.dedup._result import SAVE_FORMATS, golden_records
 from dqkit.dedup.config import DedupConfig
 from dqkit.dedup.diff import KINDS, DedupDiffResult
 from dqkit.errors import ParameterError
-from dqkit.result import Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Facts, Notes, Result, Table, Verdict
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -21,7 +21,7 @@ def read(folder: Path, name: str, fmt: str, integer_key: bool, keys: tuple[str, 
          columns: list[str] | None = None) -> pa.Table:
     """Table ``name`` of the saved run (``columns`` only, all when None), its ``keys`` columns as int64
     (integer key) or text."""
-    from dqkit.dedup_manifest import part_files
+    from dqkit.dedup.manifest import part_files
 
     if fmt == "csv":
         files = [f for f in part_files(folder / name) if f.name.lower().endswith((".csv", ".csv.gz"))]

@@ -4,7 +4,7 @@ entities):
 
 * ``changes``: NEW's fingerprints and the saved ones in ONE aggregation over the key (one shuffle, no
   join, no separate key check): per key, NEW's rows and both fingerprints say whether the record was
-  added, removed or changed, and whether NEW's key is NULL or repeated (then ``dqkit.keys.check_key``
+  added, removed or changed, and whether NEW's key is NULL or repeated (then ``dqkit.primitives.keys.check_key``
   words the refusal). NEW's record count is the saved run's plus added minus removed.
   The same aggregation carries NEW's block-key hashes, so the touched records' blocks (``blocks_of``)
   come with the change, with no scan of their own.
@@ -25,8 +25,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.dedup import _blocking as B
-from dqkit.fingerprint import FP_HI, FP_LO
-from dqkit.sparkutil import col
+from dqkit.primitives.fingerprint import FP_HI, FP_LO
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["changes", "new_side", "blocks_of", "collect_changes", "near",
            "block_hash", "MAX_NEAR_KEYS"]
@@ -64,7 +64,7 @@ def new_side(records: DataFrame, key: str, cfg: Any, rules: list[Any]) -> DataFr
     block-key hash (``_dq_h{i}``, as ``block_hash`` computes it on ``_records``' block columns: the same
     struct, so the same hash)."""
     from dqkit.dedup._since_io import fingerprint_columns
-    from dqkit.fingerprint import row_fingerprint
+    from dqkit.primitives.fingerprint import row_fingerprint
 
     hi, lo = row_fingerprint(records, fingerprint_columns(records, cfg))
     return records.select(col(key), hi.alias(FP_HI), lo.alias(FP_LO),

@@ -40,7 +40,7 @@ def levels(c: Any, a: pa.Array, b: pa.Array) -> np.ndarray:
     route (``dqkit.dedup._driver``)."""
     if c.method in C.PYTHON_METHODS:
         return C.python_levels(c.method, tuple(c.thresholds), a, b)
-    from dqkit import similarity as S
+    from dqkit.primitives import similarity as S
 
     t = len(c.thresholds)
     null = ~pc.and_(a.is_valid(), b.is_valid()).to_numpy(zero_copy_only=False).astype(bool)

@@ -166,7 +166,7 @@ class _Where:
 
 def load_config(path: str | os.PathLike) -> DedupConfig:
     """Read a YAML dedup configuration file."""
-    from dqkit.filecheck import read_text
+    from dqkit.io.filecheck import read_text
 
     p = Path(path)
     text = read_text(p, "the dedup config", error=ConfigError,

@@ -19,7 +19,7 @@ component of that graph is one change, classified by how many A and B clusters i
 
 Every A cluster and every B cluster is in exactly one change. Everything here is pandas over the
 saved files: no Spark, so the command starts no JVM; the checks of the two folders are
-``dqkit.dedup_manifest.check_runs`` (no pyspark import).
+``dqkit.dedup.manifest.check_runs`` (no pyspark import).
 """
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ from typing import Any
 import pandas as pd
 
 from dqkit.errors import ParameterError
-from dqkit.result import Facts, Notes, Result, Table, Verdict
-from dqkit.dedup_manifest import CLUSTER, HINT, RunInfo, check_runs, part_files
+from dqkit.contract.result import Facts, Notes, Result, Table, Verdict
+from dqkit.dedup.manifest import CLUSTER, HINT, RunInfo, check_runs, part_files
 
 #: The kinds of change, in the order they are reported.
 KINDS = ("created", "removed", "merged", "split", "regrouped", "changed", "unchanged")

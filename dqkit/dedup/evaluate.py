@@ -32,7 +32,7 @@ from dqkit.dedup import _blocking as B
 from dqkit.dedup import _compare as C
 from dqkit.dedup._result import DedupResult, probability_to_weight
 from dqkit.errors import ParameterError, UnknownColumnError
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["PairAccuracy", "pair_accuracy"]
 

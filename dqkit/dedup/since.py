@@ -1,12 +1,12 @@
 """``dedup NEW --since RUN``: the next night's deduplication from the previous night's saved run, scoring
 only the pairs of added or changed records, with stable cluster ids.
 
-``RUN`` is a folder ``dqkit dedup --out`` wrote (``dqkit.dedup_manifest.read_since`` checks it without
+``RUN`` is a folder ``dqkit dedup --out`` wrote (``dqkit.dedup.manifest.read_since`` checks it without
 Spark: same key, config and threshold). It holds the model (m, u, λ), the records' fingerprints over
 the matching columns, the clusters and the matching pairs. Then:
 
 1. **What changed**: a record is added, removed or changed when its key is on one side only or its
-   fingerprint (``dqkit.fingerprint``) over the compared and blocking columns differs; a change to
+   fingerprint (``dqkit.primitives.fingerprint``) over the compared and blocking columns differs; a change to
    another column changes no pair.
 2. **Cost rule**: above ``max_change`` of NEW's records changed, or when NEW's oversized blocks differ
    from the saved run's (which would change the pairs of untouched records), every candidate pair of
@@ -46,16 +46,16 @@ from dqkit.dedup import _since_score as SC
 from dqkit.dedup import _since_scan as S
 from dqkit.dedup._result import CLUSTER, probability_to_weight, weight_column
 from dqkit.dedup._since_result import DedupSinceResult
-from dqkit.components import smallest_member_components as components
+from dqkit.primitives.components import smallest_member_components as components
 from dqkit.dedup._stable_ids import stable_ids
 from dqkit.dedup.diff import diff_assignments
-from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, read_since
+from dqkit.dedup.manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
-from dqkit.fingerprint import FP_HI, FP_LO
-from dqkit.preflight import record_bound
-from dqkit.session import get_spark
-from dqkit.similarity import workers
-from dqkit.sparkutil import cancellable, col
+from dqkit.primitives.fingerprint import FP_HI, FP_LO
+from dqkit.checks.preflight import record_bound
+from dqkit.runtime.session import get_spark
+from dqkit.primitives.similarity import workers
+from dqkit.runtime.sparkutil import cancellable, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
 
@@ -297,7 +297,7 @@ class _Clock:
 
 def _saved(folder: Path, name: str, fmt: str, integer_key: bool, keys: tuple[str, ...]) -> pd.DataFrame:
     """A table of the saved run on the driver (pyarrow, no Spark job), ``keys`` columns as the key's type."""
-    from dqkit.dedup_manifest import part_files
+    from dqkit.dedup.manifest import part_files
 
     if fmt == "csv":
         files = [f for f in part_files(folder / name) if f.name.lower().endswith((".csv", ".csv.gz"))]

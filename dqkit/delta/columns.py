@@ -8,11 +8,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.delta._names import DELETE, INSERT, NULL_CHANGES, ROW_COUNT, STATUS
 from dqkit.delta.calc import calc_diff_sql, changed_sql
 from dqkit.delta.plan import TablePlan
-from dqkit.sparkutil import quote_ident as _q
+from dqkit.runtime.sparkutil import quote_ident as _q
 
 def key_counts(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
     """Per key of the row delta: its number of DELETE and INSERT records (fixed-width, hash-aggregated).

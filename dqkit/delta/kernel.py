@@ -11,9 +11,9 @@ from pyspark.sql import functions as F
 
 from dqkit.delta._names import _C_NEW, _C_OLD, _STATS, DELETE, INSERT, ROW_COUNT, STATUS
 from dqkit.delta.plan import TablePlan
-from dqkit.fingerprint import FP_HI, FP_LO, row_fingerprint
-from dqkit.sparkutil import quote_ident as _q
-from dqkit.sparkutil import scoped_conf
+from dqkit.primitives.fingerprint import FP_HI, FP_LO, row_fingerprint
+from dqkit.runtime.sparkutil import quote_ident as _q
+from dqkit.runtime.sparkutil import scoped_conf
 
 def _fingerprinted(df: DataFrame, plan: TablePlan) -> DataFrame:
     hi, lo = row_fingerprint(df, plan.columns)

@@ -11,9 +11,9 @@ from pyspark.sql import types as T
 
 from dqkit.delta._names import RESERVED
 from dqkit.errors import ParameterError, ReservedColumnError, SchemaMismatchError, UnknownColumnError, UnknownTableError
-from dqkit.params import parse_keys
-from dqkit.sources import read_failure
-from dqkit.sparkutil import quote_ident as _q
+from dqkit.checks.params import parse_keys
+from dqkit.io.sources import read_failure
+from dqkit.runtime.sparkutil import quote_ident as _q
 
 @dataclass(frozen=True)
 class TablePlan:
@@ -40,7 +40,7 @@ def _as_list(value: str | Iterable[str] | None) -> list[str]:
 
 def _normalise_keys(keys: Mapping[str, str | Sequence[str]] | str | Sequence[str] | None
                     ) -> dict[str, tuple[str, ...]]:
-    """Keys in any form ``dqkit.params.parse_keys`` reads -> {table: (columns)}."""
+    """Keys in any form ``dqkit.checks.params.parse_keys`` reads -> {table: (columns)}."""
     return {t: tuple(c) for t, c in parse_keys(keys).items()}
 
 

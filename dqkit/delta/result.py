@@ -10,14 +10,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.delta._names import COLUMN_STAT_NAMES, NULL_CHANGES, ROW_COUNT, ROW_STAT_NAMES, STATUS
 from dqkit.delta.calc import diff_unit
 from dqkit.delta.kernel import dedup_frame
 from dqkit.delta.plan import TablePlan
 from dqkit.errors import ParameterError, UnknownTableError
-from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import quote_ident as _q
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.runtime.sparkutil import quote_ident as _q
 
 @dataclass(frozen=True)
 class TableDelta:
@@ -40,7 +40,7 @@ class TableDelta:
 class DeltaResult(Result):
     """The outcome of ``delta``: per-table statistics and lazily evaluated delta DataFrames.
 
-    It follows ``dqkit.result.Result``: ``to_dict``, ``sections`` and ``frames`` are defined here;
+    It follows ``dqkit.contract.result.Result``: ``to_dict``, ``sections`` and ``frames`` are defined here;
     ``to_text``, ``to_html``, ``save`` and ``figures`` come from the base, so the CLI, the widgets and
     the report templates render this same object and never recompute the comparison.
     """
@@ -124,7 +124,7 @@ class DeltaResult(Result):
             for frame in t.cached:
                 frame.unpersist()
 
-    # ----- the result contract (dqkit.result.Result)
+    # ----- the result contract (dqkit.contract.result.Result)
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: per-table row and column statistics and the one-sided tables."""
         tables = {}
@@ -301,21 +301,21 @@ class DeltaResult(Result):
 
     def plot_difference_count(self):
         """Row chart: difference count (7) per table (paper Fig. 11)."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.barh({n: t.row_stats.get("differences", 0) for n, t in self.tables.items()},
                        "Row validation: difference count", "Difference count (records)", "Table", integer=True)
 
     def plot_difference_percent(self):
         """Row chart: difference percentage (8) per table (paper Fig. 12)."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.barh({n: t.row_stats.get("percent", 0.0) for n, t in self.tables.items()},
                        "Row validation: difference percentage", "Difference percentage (%)", "Table")
 
     def plot_column_differences(self, table: str):
         """Column chart: difference count (9) per column of ``table`` (paper Fig. 13)."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         stats = self._table(table).column_stats or {}
         return ch.barh({c: s["count"] for c, s in stats.items()},
@@ -323,7 +323,7 @@ class DeltaResult(Result):
 
     def plot_quartiles(self, table: str):
         """Quartile chart of ``table``: a box per column from min/Q1/median/Q3/max (Figs. 14-15)."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.quartile_chart(self._table(table).column_stats or {}, f"Column statistics: {table}",
                                  units=self.units(table))

@@ -13,8 +13,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.rules import Attr, DenialConstraint
-from dqkit.sparkutil import col, local_frame
-from dqkit.violations import conjunction, not_null, predicate_column
+from dqkit.runtime.sparkutil import col, local_frame
+from dqkit.primitives.violations import conjunction, not_null, predicate_column
 
 TID = "_dq_tid"
 MODES = ("violations", "count", "sample")

@@ -10,8 +10,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.errors import RuleError
-from dqkit.result import Chart, Facts, Result, Table, Verdict
-from dqkit.since_manifest import FINGERPRINTS, MANIFEST, make_manifest, pairs_unique
+from dqkit.contract.result import Chart, Facts, Result, Table, Verdict
+from dqkit.detect.since_manifest import FINGERPRINTS, MANIFEST, make_manifest, pairs_unique
 
 
 def of_violations(rows: DataFrame, violations: DataFrame) -> DataFrame:
@@ -53,7 +53,7 @@ class DetectionResult(Result):
     each unordered pair once with ``t1 < t2``. ``candidate_fixes``: DataFrame of fixes
     ``tid[attr] op (rhs_tid[rhs_attr] | constant)`` per violation. Both are lazy; the per-rule
     counts in ``summaries`` are already computed. Rendering and saving come from
-    ``dqkit.result.Result``.
+    ``dqkit.contract.result.Result``.
     """
 
     system = "dqkit detect"
@@ -196,7 +196,7 @@ class DetectionResult(Result):
         return [self.table] if isinstance(self.table, str) else []
 
     def _save_extra(self, folder) -> None:
-        from dqkit import render
+        from dqkit.contract import render
 
         (folder / "plan.txt").write_text(self.explain(), encoding="utf-8")
         counts = {s.name: s.violations for r, s in zip(self.rules, self.summaries) if pairs_unique(r)}
@@ -225,7 +225,7 @@ class DetectionResult(Result):
 
     def plot_counts(self):
         """Bar chart of violations per rule."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.barh({s.name: s.violations for s in self.summaries}, "Violations per rule",
                        "Violations", "Rule", integer=True)

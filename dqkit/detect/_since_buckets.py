@@ -16,7 +16,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.sparkutil import col, quote_ident
+from dqkit.runtime.sparkutil import col, quote_ident
 
 __all__ = ["BUCKETS", "MAX_BUCKETS", "bucket_of", "changed_buckets", "in_buckets"]
 

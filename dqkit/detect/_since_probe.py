@@ -27,7 +27,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import quote_ident
+from dqkit.runtime.sparkutil import quote_ident
 
 __all__ = ["LITERAL_KEYS", "Probe", "Literal", "plan_probe", "literal_keys"]
 

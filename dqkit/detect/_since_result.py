@@ -9,9 +9,9 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit import render
-from dqkit.result import Facts, Result, Table, Verdict
-from dqkit.since_manifest import MANIFEST, make_manifest
+from dqkit.contract import render
+from dqkit.contract.result import Facts, Result, Table, Verdict
+from dqkit.detect.since_manifest import MANIFEST, make_manifest
 
 LISTS = ("new", "resolved", "persisting")
 

@@ -21,9 +21,9 @@ from pyspark.sql import types as T
 from dqkit.detect._plan import _Plan, pair_table
 from dqkit.errors import RuleError
 from dqkit.rules import UDFRule
-from dqkit.sources import read_table
-from dqkit.sparkutil import apply_in_pandas, cogroup_in_pandas, col, map_in_pandas
-from dqkit.violations import FIX_CELL_FIELDS, fix_schema, tuple_ids
+from dqkit.io.sources import read_table
+from dqkit.runtime.sparkutil import apply_in_pandas, cogroup_in_pandas, col, map_in_pandas
+from dqkit.primitives.violations import FIX_CELL_FIELDS, fix_schema, tuple_ids
 
 BLOCK = "_dq_block"
 

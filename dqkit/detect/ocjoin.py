@@ -14,9 +14,9 @@ from pyspark.sql import types as T
 from dqkit.detect import _merge
 from dqkit.detect._plan import TID, _Plan, _side_frames, pair_table
 from dqkit.rules import Attr, DenialConstraint, Predicate, type_class
-from dqkit.session import get_spark
-from dqkit.sparkutil import col, estimated_bytes
-from dqkit.violations import conjunction, not_null, predicate_column
+from dqkit.runtime.session import get_spark
+from dqkit.runtime.sparkutil import col, estimated_bytes
+from dqkit.primitives.violations import conjunction, not_null, predicate_column
 
 ROWS_PER_PART = 5000  # default OCJoin partition size when nb_parts is not given
 # OCJoin counts of small inputs run in one task (one Spark job): up to this many candidate rows (both

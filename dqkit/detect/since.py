@@ -73,13 +73,13 @@ from dqkit.detect._since_buckets import changed_buckets, in_buckets
 from dqkit.detect._since_probe import Literal, plan_probe
 from dqkit.detect._since_result import RuleSince, SinceResult
 from dqkit.errors import RuleError, SchemaMismatchError
-from dqkit.fingerprint import row_fingerprint
-from dqkit.keys import check_reserved, refuse_key
+from dqkit.primitives.fingerprint import row_fingerprint
+from dqkit.primitives.keys import check_reserved, refuse_key
 from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rules, validate_rules
-from dqkit.session import get_spark
-from dqkit.sources import read_table
-from dqkit.sparkutil import cancellable, col
-from dqkit.since_manifest import (
+from dqkit.runtime.session import get_spark
+from dqkit.io.sources import read_table
+from dqkit.runtime.sparkutil import cancellable, col
+from dqkit.detect.since_manifest import (
     FINGERPRINTS, check_saved, identity_counts, pairs_unique, rule_columns, saved_manifest,
 )
 

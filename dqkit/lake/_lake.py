@@ -1,6 +1,6 @@
 """The lake: every readable table of a folder (or ``catalog:DB``, or a dict), flattened, profiled once.
 
-Reading goes through ``dqkit.sources`` only (its folder rule decides what a table is). A table that
+Reading goes through ``dqkit.io.sources`` only (its folder rule decides what a table is). A table that
 cannot be read, when its schema is read or when it is first profiled, is named, skipped and reported
 (``Lake.skipped``); the rest of the lake is analysed, and the result is INCOMPLETE (exit 2). A table
 read but not exactly as stored (nanosecond timestamps truncated) is noted in ``Lake.notes``.
@@ -25,10 +25,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit import sources
+from dqkit.io import sources
 from dqkit.errors import DqkitError, ParameterError, SourceError
-from dqkit.session import get_spark
-from dqkit.sparkutil import col, quote_ident
+from dqkit.runtime.session import get_spark
+from dqkit.runtime.sparkutil import col, quote_ident
 
 #: types whose min/max MMP may compare (a total order in Spark); others are never used to prune
 ORDERABLE = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType,

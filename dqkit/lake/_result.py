@@ -11,7 +11,7 @@ import pandas as pd
 from dqkit.lake.graph import STAGES, EdgeState
 from dqkit.lake.optret import DeletionPlan
 from dqkit.lake.sgb import Edge
-from dqkit.result import EXIT_ERROR, Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import EXIT_ERROR, Chart, Facts, Notes, Result, Table, Verdict
 
 #: exit code of a lake run that skipped unreadable tables (its verdict covers only the tables read)
 EXIT_INCOMPLETE = EXIT_ERROR
@@ -130,7 +130,7 @@ class LakeResult(Result):
         """Edges left after each stage (correct and incorrect when the ground truth is known)."""
         from matplotlib.figure import Figure
 
-        from dqkit.charts import PLAIN
+        from dqkit.contract.charts import PLAIN
 
         labels = [STAGE_LABEL[s] for s in self.stages_run]
         fig = Figure(figsize=(6.5, 3.2), layout="constrained")
@@ -162,7 +162,7 @@ class LakeResult(Result):
         import networkx as nx
         from matplotlib.figure import Figure
 
-        from dqkit.charts import PLAIN
+        from dqkit.contract.charts import PLAIN
         from dqkit.lake._draw import drawn_edges, layered_layout
 
         comps = self.components()
@@ -315,7 +315,7 @@ class LakeResult(Result):
         """``edges`` (every candidate with its stages) and ``tables`` as small Spark DataFrames."""
         from pyspark.sql import types as T
 
-        from dqkit.session import get_spark
+        from dqkit.runtime.session import get_spark
 
         spark = get_spark()
         e = self.edges

@@ -19,8 +19,8 @@ from dqkit.errors import ParameterError, UnknownTableError
 from dqkit.lake import stages
 from dqkit.lake._lake import Lake, LakeTable, _read_one, load_lake, profile_table
 from dqkit.lake.sgb import Edge, SGBResult, sgb
-from dqkit.session import get_spark
-from dqkit.sparkutil import scoped_conf
+from dqkit.runtime.session import get_spark
+from dqkit.runtime.sparkutil import scoped_conf
 
 #: below this many bytes in the lake, Spark evaluates the many small probe queries interpreted: compiling
 #: generated code for each costs more than it saves (measured: about twice as fast on the CI lake)

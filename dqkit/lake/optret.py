@@ -103,7 +103,7 @@ _COST_KEYS = {f.name for f in fields(CostModel)} | {"accesses", "maintenance_fre
 def load_costs(path: str | os.PathLike) -> CostModel:
     """A ``CostModel`` from a YAML file; a file that does not parse, or an unknown key or bad value,
     raises ``CostFileError`` naming the file, line and column."""
-    from dqkit.filecheck import read_text
+    from dqkit.io.filecheck import read_text
 
     text = read_text(path, "the cost file", error=CostFileError,
                      hint="give a YAML file of CostModel fields saved as UTF-8")

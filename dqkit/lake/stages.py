@@ -21,9 +21,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import ParameterError
-from dqkit.fingerprint import hash_input_sql, row_fingerprint, row_fingerprint_sql
+from dqkit.primitives.fingerprint import hash_input_sql, row_fingerprint, row_fingerprint_sql
 from dqkit.lake._lake import LakeTable
-from dqkit.sparkutil import col, quote_ident
+from dqkit.runtime.sparkutil import col, quote_ident
 
 MODES = ("paper", "strict")
 
@@ -116,7 +116,7 @@ def _texted(df: DataFrame, types: Mapping[str, T.DataType], names: Sequence[str]
 
 
 def _key_hash(df: DataFrame, alias: Mapping[str, str], keys: Sequence[str]) -> Column:
-    """The fingerprint (``dqkit.fingerprint``'s 128-bit row hash: NULL marker and value per column) of
+    """The fingerprint (``dqkit.primitives.fingerprint``'s 128-bit row hash: NULL marker and value per column) of
     the text of ``keys``, in that order: the same expression on the child's sample and on the parent,
     so equal rows hash equally. One SQL expression, so it costs one driver-to-JVM call."""
     hi, lo = row_fingerprint_sql([hash_input_sql(alias[k], T.StringType(), k) for k in keys])
@@ -322,7 +322,7 @@ def _canon_sql(name: str, dt: T.DataType) -> tuple[str, T.DataType]:
 
 def _fingerprinted(child: LakeTable, parent: LakeTable) -> tuple[DataFrame, DataFrame]:
     """The child's rows and the parent's rows projected onto the child's columns, as fingerprints
-    ``(h, l)``: ``dqkit.fingerprint``'s 128-bit row hash over the aligned columns (text where the two
+    ``(h, l)``: ``dqkit.primitives.fingerprint``'s 128-bit row hash over the aligned columns (text where the two
     tables' types differ). Written as two SQL expressions over quoted identifiers, so a pair costs a
     few driver-to-JVM calls instead of several per column (thousands of pairs are planned per run)."""
     sides: list[list[str]] = [[], []]
@@ -345,7 +345,7 @@ def containment_fraction(parent: LakeTable, child: LakeTable, bag: bool = False)
 
     Set semantics (default): the share of the child's DISTINCT rows found in the parent. Bag
     semantics: Σ min(n_child(r), n_parent(r)) / n_child, so a row the child holds twice needs two
-    copies in the parent. Rows are compared by ``dqkit.fingerprint`` (NULL-aware) over the child's
+    copies in the parent. Rows are compared by ``dqkit.primitives.fingerprint`` (NULL-aware) over the child's
     columns projected from the parent. An empty child is contained (CM 1, resting on 0 rows).
     """
     return containment_fractions([(parent, child)], bag)[0]

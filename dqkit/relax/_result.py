@@ -15,14 +15,14 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.relax._answer import Cell, best_world, cell_text, frac_text, p_text, read_columns, world_probabilities
 from dqkit.relax.cells import long_cells
 from dqkit.relax.model import TID, WORLD_RHS, cand_col, cell_worlds, format_world, most_probable
 from dqkit.relax.plan import explain_text
 from dqkit.relax.sql import ColRef, Query
-from dqkit.result import Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import checkpoint_on_read, col
+from dqkit.contract.result import Facts, Notes, Result, Table, Verdict
+from dqkit.runtime.sparkutil import checkpoint_on_read, col
 
 SEP = " ‖ "
 

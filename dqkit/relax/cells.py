@@ -7,7 +7,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.relax.model import CAND_TYPE, TID, WORLD_RHS, cand_col, most_probable
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 
 def tuple_worlds(prob: DataFrame, cols: Sequence[str]) -> Column:

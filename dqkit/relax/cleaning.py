@@ -21,7 +21,7 @@ from dqkit.relax.plan import cond_column
 from dqkit.relax.sql import BoolOp, Query
 from dqkit.relax.table import DaisyTable, unchecked_ids, with_checks
 from dqkit.rules import DenialConstraint, FunctionalDependency
-from dqkit.sparkutil import checkpoint, checkpoint_on_read, col
+from dqkit.runtime.sparkutil import checkpoint, checkpoint_on_read, col
 
 
 class CleaningOperators:

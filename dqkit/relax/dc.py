@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from dqkit.detect import _merge
 from dqkit.relax.model import TID
 from dqkit.rules import FLIP, NEGATE, Attr, DenialConstraint, FunctionalDependency
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 _STRICT = {">=": ">", "<=": "<"}
 

@@ -32,8 +32,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, RuleError, SourceError, UnknownColumnError, UnknownTableError
-from dqkit.fingerprint import group_fingerprint, row_fingerprint
-from dqkit.keys import check_key, check_reserved
+from dqkit.primitives.fingerprint import group_fingerprint, row_fingerprint
+from dqkit.primitives.keys import check_key, check_reserved
 from dqkit.relax import dc as dcmod
 from dqkit.relax import fd as fdmod
 from dqkit.relax._result import QueryResult
@@ -46,12 +46,12 @@ from dqkit.relax.plan import cond_column, explain_text, plan_query, project
 from dqkit.relax.sql import Query
 from dqkit.relax.state import check_state_folder
 from dqkit.relax.table import DaisyTable, unchecked_ids
-from dqkit.render import atomic_folder
+from dqkit.contract.render import atomic_folder
 from dqkit.rules import FunctionalDependency, as_rules, validate_rules
-from dqkit.session import get_spark
-from dqkit.sources import read_table
-from dqkit.sparkutil import cancellable, checkpoint, col, local_frame
-from dqkit.violations import tuple_ids
+from dqkit.runtime.session import get_spark
+from dqkit.io.sources import read_table
+from dqkit.runtime.sparkutil import cancellable, checkpoint, col, local_frame
+from dqkit.primitives.violations import tuple_ids
 
 ProgressFn = Callable[[str, str, int, int], None]
 
@@ -87,10 +87,10 @@ class Daisy(CleaningOperators):
 
     # ------------------------------------------------------------------------------ registration
     def register(self, name: str, source: Any, key: str | None = None) -> Daisy:
-        """Register a table (a path, ``catalog:db.t`` or a DataFrame, read by ``dqkit.sources``).
+        """Register a table (a path, ``catalog:db.t`` or a DataFrame, read by ``dqkit.io.sources``).
 
-        ``key`` names the rows' ids (unique and non-NULL: checked here, ``dqkit.keys.check_key``);
-        without it rows are named by a content id (``dqkit.violations.tuple_ids``)."""
+        ``key`` names the rows' ids (unique and non-NULL: checked here, ``dqkit.primitives.keys.check_key``);
+        without it rows are named by a content id (``dqkit.primitives.violations.tuple_ids``)."""
         if not isinstance(name, str) or not name.strip() or not name.replace("_", "a").isalnum():
             raise ParameterError(f"table name {name!r} must be a plain identifier", hint="letters, digits and _")
         if isinstance(source, str) and not source.strip():
@@ -300,7 +300,7 @@ class Daisy(CleaningOperators):
 
     # ------------------------------------------------------------------------------------ state
     def fingerprints(self) -> dict[str, str]:
-        """Table-version fingerprints (``dqkit.fingerprint``: the commutative hash of the row hashes)."""
+        """Table-version fingerprints (``dqkit.primitives.fingerprint``: the commutative hash of the row hashes)."""
         out = {}
         for name, t in self.tables.items():
             if t.fingerprint is None:

@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 
 from dqkit.relax.model import CAND_TYPE, TID, WORLD_RHS, world_of_lhs
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import checkpoint, checkpoint_on_read, col
-from dqkit.violations import not_null
+from dqkit.runtime.sparkutil import checkpoint, checkpoint_on_read, col
+from dqkit.primitives.violations import not_null
 
 C = "_dq_c"
 

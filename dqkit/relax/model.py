@@ -52,7 +52,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 TID = "_dq_tid"
 CHECKED = "_dq_checked"

@@ -16,7 +16,7 @@ from dqkit.relax.model import TID, possible
 from dqkit.relax.sql import Cond, Pred, Query, aliases_of, conjuncts_of, parse_query
 from dqkit.relax.table import DaisyTable
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 
 def cond_column(cond: Cond | None, types: Mapping[str, Mapping[str, str]], prefix: Callable[[str], str],

@@ -32,9 +32,9 @@ def check_state_folder(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The checked ``state.json`` document of ``folder``; None when ``folder`` is absent or empty.
 
     Refused (``StateFileError``): a folder that is a file, a non-empty folder without ``state.json``, a
-    ``state.json`` that does not read back (see ``dqkit.filecheck.load_json``) or has the wrong shape,
+    ``state.json`` that does not read back (see ``dqkit.io.filecheck.load_json``) or has the wrong shape,
     a cost model that does not load, and a Parquet part that is missing or has an unreadable footer."""
-    from dqkit.filecheck import load_json, require
+    from dqkit.io.filecheck import load_json, require
     from dqkit.relax.cost import CostModel
 
     p = Path(folder)

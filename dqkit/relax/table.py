@@ -16,7 +16,7 @@ from dqkit.relax import fd as fdmod
 from dqkit.relax.cost import CostModel
 from dqkit.relax.model import CAND_PREFIX, CHECKED, TID
 from dqkit.rules import DenialConstraint, FunctionalDependency
-from dqkit.sparkutil import checkpoint, col
+from dqkit.runtime.sparkutil import checkpoint, col
 
 # a delta row can hold long candidate arrays (a popular rhs value's lhs world): hint a broadcast only for small
 # deltas and leave larger ones to Spark's own choice (a 37K-row delta exhausted a 1 GiB driver when hinted)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
 
 
 class WorkloadResult(Result):

@@ -9,8 +9,8 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.sparkutil import checkpoint
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.runtime.sparkutil import checkpoint
 
 #: change-list rows the JSON (``to_dict``, ``summary.json``) holds; the rest are counted as hidden
 CHANGE_ROWS_IN_JSON = 100
@@ -26,7 +26,7 @@ class RepairResult(Result):
     ``final`` is the last ``DetectionResult`` (what remains). ``changes`` is the log of the rounds (a
     cell changed twice is two rows); ``change_list`` folds it to one row per changed cell
     (``dqkit.repair.changelist``), which is what is saved as ``changes``.
-    Rendering and saving come from ``dqkit.result.Result``.
+    Rendering and saving come from ``dqkit.contract.result.Result``.
     """
 
     system = "dqkit repair"
@@ -202,7 +202,7 @@ class RepairResult(Result):
         import os
         from pathlib import Path
 
-        from dqkit.result import TABLE_FILE_SUFFIXES, save_table_files
+        from dqkit.contract.result import TABLE_FILE_SUFFIXES, save_table_files
 
         text = os.fspath(target)
         suffix = Path(text).suffix.lower()
@@ -226,14 +226,14 @@ class RepairResult(Result):
 
     def plot_iterations(self):
         """Bar chart of the violations in the input and after each round."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.barh({("input" if i == 0 else f"after {i}"): sum(d.values()) for i, d in enumerate(self.detections)},
                        "Violations per iteration", "Violations", "Round", integer=True)
 
     def plot_component_sizes(self, max_bars: int = 20):
         """Bar chart of the largest components of the input's violation hypergraph (cells per component)."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         stats = self.component_stats(max_bars)
         return ch.barh(dict(zip(stats["component"], stats["cells"])),
@@ -243,7 +243,7 @@ class RepairResult(Result):
         """The violation graph of one component of the input (by default the largest one within
         ``max_nodes`` cells plus violations), drawn inline:
         cells labelled ``tid.attr = value``, violations coloured by rule. Bounded by ``max_nodes``."""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
         from dqkit.errors import ParameterError
 
         hg = self.hypergraph

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 from dqkit.errors import ParameterError
 from dqkit.repair.hypergraph import violation_id
-from dqkit.review_manifest import CHANGE_LIST_COLUMNS, ChangeListInfo, inspect_change_list
+from dqkit.repair.review_manifest import CHANGE_LIST_COLUMNS, ChangeListInfo, inspect_change_list
 
 
 __all__ = ["CHANGE_LIST_COLUMNS", "with_violation_ids", "fold_changes", "change_counts", "ChangeListInfo",

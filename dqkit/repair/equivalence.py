@@ -1,7 +1,7 @@
 """Equivalence-class repair (BigDansing §5.2, R30–R32) and applying changes by a join on ``tid`` (R34).
 
 The cells joined by candidate fixes ``cell = cell`` (FD rhs fixes, equality fixes of DCs) form
-equivalence classes: the connected components of that fix graph (``dqkit.components``). Each class
+equivalence classes: the connected components of that fix graph (``dqkit.primitives.components``). Each class
 gets one target value by two aggregation steps, BigDansing's "distributed word counting":
 
 1. ``(class, value) -> count`` of distinct cells holding the value (each cell counted once);
@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.components import run_connected_components
-from dqkit.sparkutil import checkpoint, col
+from dqkit.primitives.components import run_connected_components
+from dqkit.runtime.sparkutil import checkpoint, col
 
 __all__ = ["equivalence_classes", "equivalence_class_repair", "apply_changes", "CHANGE_COLUMNS"]
 

@@ -9,7 +9,7 @@ else. Nothing pairwise is built: no violation, no candidate fix, no cell graph.
 
 Groups of different FDs that share a cell (the same ``A`` cell reached through two FDs with ``A`` on
 the right, such as ``zip -> city`` and ``phone -> city``) belong to one equivalence class: the
-connected components (``dqkit.components``) of a graph whose nodes are *groups*, with an edge between
+connected components (``dqkit.primitives.components``) of a graph whose nodes are *groups*, with an edge between
 two groups holding a common cell (only attributes on the right of two or more FDs need this step; the
 cells are visited once, the edges are distinct group pairs). Each class then takes the target value
 of ``dqkit.repair.equivalence`` (most frozen cells, then most cells, then the smallest text); frozen
@@ -36,10 +36,10 @@ from collections.abc import Mapping, Sequence
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from dqkit.components import run_connected_components
+from dqkit.primitives.components import run_connected_components
 from dqkit.rules import FunctionalDependency
-from dqkit.sparkutil import checkpoint_on_read, col, local_frame
-from dqkit.violations import not_null
+from dqkit.runtime.sparkutil import checkpoint_on_read, col, local_frame
+from dqkit.primitives.violations import not_null
 
 __all__ = ["FD_ROUTES", "fd_group_repair", "fd_families"]
 

@@ -2,11 +2,11 @@
 
 Nodes are cells ``(tid, attr, value)``; each violation is a hyperedge over the cells its candidate
 fixes name, carrying those fixes. Violations of different rules share one hypergraph (Figure 7).
-Components are computed on the cell graph in which each hyperedge links its cells (``dqkit.components``),
+Components are computed on the cell graph in which each hyperedge links its cells (``dqkit.primitives.components``),
 so two violations are in one component when they share a cell, directly or through others.
 
 Tuple ids keep the type of the detection's key (string for content ids), as in the candidate fixes;
-``value`` is the cell's value as text (``dqkit.violations.CELL_SCHEMA``).
+``value`` is the cell's value as text (``dqkit.primitives.violations.CELL_SCHEMA``).
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.components import run_connected_components
+from dqkit.primitives.components import run_connected_components
 from dqkit.errors import ParameterError
-from dqkit.sparkutil import checkpoint
-from dqkit.violations import FIX_CELL_FIELDS
+from dqkit.runtime.sparkutil import checkpoint
+from dqkit.primitives.violations import FIX_CELL_FIELDS
 
 __all__ = ["ViolationHypergraph", "violation_hypergraph", "violation_id", "component_key"]
 

@@ -22,15 +22,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
-from dqkit.keys import check_key
+from dqkit.primitives.keys import check_key
 from dqkit.repair.changelist import CHANGE_LIST_COLUMNS, read_change_list
 from dqkit.repair.equivalence import apply_changes as _apply_by_tid
-from dqkit.result import TABLE_FILE_SUFFIXES, Facts, Result, Table, Verdict, save_table_files
-from dqkit.review_manifest import accepted_rules, check_review_key, inspect_change_list
-from dqkit.session import get_spark
-from dqkit.sources import read_table
-from dqkit.sparkutil import checkpoint, col
-from dqkit.violations import row_position
+from dqkit.contract.result import TABLE_FILE_SUFFIXES, Facts, Result, Table, Verdict, save_table_files
+from dqkit.repair.review_manifest import accepted_rules, check_review_key, inspect_change_list
+from dqkit.runtime.session import get_spark
+from dqkit.io.sources import read_table
+from dqkit.runtime.sparkutil import checkpoint, col
+from dqkit.primitives.violations import row_position
 
 __all__ = ["StaleChangeListError", "apply_changes", "accepted_rules", "review", "ReviewResult", "MISMATCHES_SHOWN"]
 

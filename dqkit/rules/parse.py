@@ -295,7 +295,7 @@ def load_rules(path: str | os.PathLike) -> list[FunctionalDependency | DenialCon
     YAML forms: ``rules: [{name: phiF, rule: "zipcode -> city"}, ...]``, a list of strings or of
     such mappings, or a mapping ``name: rule``.
     """
-    from dqkit.filecheck import read_text
+    from dqkit.io.filecheck import read_text
 
     p = os.fspath(path)
     # missing, a folder, unreadable, empty, binary or not UTF-8: refused naming the file (no Spark needed)

@@ -32,13 +32,13 @@ class RulesParams(Params):
 
     def check_rules(self, command: str) -> list[Any]:
         """The table and rule files exist, the rules parse and name columns of the table, the key is
-        one of them (``dqkit.preflight.rules_command``, no Spark); returns the rules."""
-        from dqkit import preflight
+        one of them (``dqkit.checks.preflight.rules_command``, no Spark); returns the rules."""
+        from dqkit.checks import preflight
 
         return preflight.rules_command(self.table, list(self.rules), key=self.key, command=command)
 
     def load_rules(self) -> list[Any]:
         """The rules of every rule file, in order (parsed, not checked against the table)."""
-        from dqkit.preflight import load_rule_file
+        from dqkit.checks.preflight import load_rule_file
 
         return [r for f in self.rules for r in load_rule_file(f)]

@@ -262,7 +262,7 @@ class ParamSpec:
         return raw
 
     def _check_range(self, value: Any) -> None:
-        from dqkit.preflight import check_number  # the one range check, with the one wording
+        from dqkit.checks.preflight import check_number  # the one range check, with the one wording
 
         for item in (value if self.repeat else [value]):
             if item is not None:

@@ -49,7 +49,7 @@ class DedupParams(Params):
     def validate(self) -> None:
         """Tables and config exist, the config is a YAML mapping, the key (and the truth column) are
         columns of each table, the sources name two tables of ``--link`` (file footers and headers)."""
-        from dqkit import preflight
+        from dqkit.checks import preflight
 
         check_sources(self.sources, self.link)
         preflight.dedup(self.table, self.key, self.config, link=self.link, threshold=self.threshold)
@@ -61,8 +61,8 @@ class DedupParams(Params):
 
 def check_since_params(params: DedupParams) -> None:
     """``--since``: one table, no --truth or --all-pairs, and a saved run of the same key, config and
-    threshold (``dqkit.dedup_manifest``); no Spark, not even a pyspark import."""
-    from dqkit.dedup_manifest import FULL_RUN, check_since, config_form, load_config_light, read_since
+    threshold (``dqkit.dedup.manifest``); no Spark, not even a pyspark import."""
+    from dqkit.dedup.manifest import FULL_RUN, check_since, config_form, load_config_light, read_since
 
     for flag, given in (("--link", params.link is not None), ("--truth", params.truth is not None),
                         ("--all-pairs", params.all_pairs)):
@@ -87,7 +87,7 @@ def check_sources(sources: tuple[str, ...], link: str | None) -> tuple[str, str]
 
 def check_truth(truth: str, key: str, tables: list[Any]) -> None:
     """``--truth`` names a column of every table other than the key; no Spark (footers and headers)."""
-    from dqkit import preflight
+    from dqkit.checks import preflight
 
     if truth == key:
         raise ParameterError("--truth is the key itself", hint="name the column of true cluster ids")

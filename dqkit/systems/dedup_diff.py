@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dqkit.dedup_manifest import check_runs
+from dqkit.dedup.manifest import check_runs
 from dqkit.systems.base import Params, System, param
 
 

@@ -35,8 +35,8 @@ class DeltaParams(Params):
     def validate(self) -> None:
         """Both versions exist; tables, exclusions and keys name what is there (schemas from file
         footers and headers); the key syntax reads."""
-        from dqkit import preflight
-        from dqkit.params import parse_keys
+        from dqkit.checks import preflight
+        from dqkit.checks.params import parse_keys
 
         parse_keys(list(self.key))
         preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
@@ -47,7 +47,7 @@ class DeltaParams(Params):
 def run(params: DeltaParams, *, spark: Any = None, progress: Any = None, cancel: Any = None) -> Any:
     """The delta of ``params`` (``dqkit.delta.delta``)."""
     from dqkit.delta import delta
-    from dqkit.params import parse_keys
+    from dqkit.checks.params import parse_keys
 
     return delta(params.old, params.new, tables=list(params.tables) or None, exclude=list(params.exclude),
                  keys=parse_keys(list(params.key)), stages=list(params.stages), abs_tol=params.abs_tol,

@@ -49,8 +49,8 @@ class DetectParams(RulesParams):
 
 def check_since(params: DetectParams, rules: list[Any]) -> None:
     """``--since`` needs a key and full violation lists; a saved OLD must match the rules and key (no Spark)."""
-    from dqkit import preflight
-    from dqkit.since_manifest import check_saved, saved_manifest
+    from dqkit.checks import preflight
+    from dqkit.detect.since_manifest import check_saved, saved_manifest
 
     if params.key is None:
         raise ParameterError("--since needs --key: violations are matched across versions by the keys of their rows",

@@ -42,7 +42,7 @@ class LakeParams(Params):
     def validate(self) -> None:
         """The lake exists and lists tables; the option combination means something; the cost file
         parses (its line and column named), all before any Spark work."""
-        from dqkit import preflight
+        from dqkit.checks import preflight
 
         check_lake_options(verify=self.verify, bag=self.bag, plan=self.plan, costs=self.costs)
         preflight.lake(self.lake, s=self.s, t=self.t, seed=self.seed, costs=self.costs)

@@ -40,8 +40,8 @@ def check_query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mappi
                 ) -> dict[str, list[Any]]:
     """``dqkit query``: the statement is one read-only SELECT, every table exists, rules parse and
     name its columns, keys are columns, and the query fits Daisy's subset. Returns the rules by table.
-    Reads headers and footers only (``dqkit.preflight``): no Spark."""
-    from dqkit.preflight import (check_columns, check_table, check_table_columns, check_rule_columns, load_rule_file,
+    Reads headers and footers only (``dqkit.checks.preflight``): no Spark."""
+    from dqkit.checks.preflight import (check_columns, check_table, check_table_columns, check_rule_columns, load_rule_file,
                                  table_columns)
     from dqkit.relax.sql import check_read_only_select, parse_query
 
@@ -68,7 +68,7 @@ def check_query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mappi
 def workload_queries(workload: str) -> list[str]:
     """The queries of a workload: a file with one query per line (``#`` starts a comment line), or
     text with queries separated by ``;``. An empty workload is refused."""
-    from dqkit.preflight import read_text_file
+    from dqkit.checks.preflight import read_text_file
 
     text = str(workload)
     if "\n" not in text and ";" not in text and Path(text).is_file():
@@ -167,7 +167,7 @@ def run(params: QueryParams, *, spark: Any = None, progress: Any = None, cancel:
     """The answer of ``params``' query (``QueryResult``), its plan (``PlanResult``, with ``explain``) or
     the workload's timings (``WorkloadResult``). With ``state``, the tables start from the saved state
     and are saved after a successful answer (a failure leaves the state as it was)."""
-    from dqkit.preflight import load_rule_file
+    from dqkit.checks.preflight import load_rule_file
     from dqkit.relax import Daisy
     from dqkit.relax._result import PlanResult
     from dqkit.relax.workload import run_workload

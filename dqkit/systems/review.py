@@ -26,9 +26,9 @@ class ReviewParams(Params):
     def validate(self) -> None:
         """The change list is a repair's (its manifest read, no Spark), its key is ``--key``, the rules
         named exist in it, ``--accept`` and ``--reject`` are not both given; the table exists."""
-        from dqkit import preflight
+        from dqkit.checks import preflight
         from dqkit.errors import UnknownColumnError
-        from dqkit.review_manifest import accepted_rules, check_review_key, inspect_change_list
+        from dqkit.repair.review_manifest import accepted_rules, check_review_key, inspect_change_list
 
         info = inspect_change_list(self.changes)
         check_review_key(info.key, self.key)

@@ -40,7 +40,7 @@ def check_tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sam
          overwrite: bool = False) -> Any:
     """``dqkit tcfc``: the spec is text and parses, every local table and SQLite/DuckDB file it names
     exists, the timeout is positive, ``--out`` is safe. Returns the spec (budgets: dqkit.tcfc.spec)."""
-    from dqkit.preflight import check_number, check_out, read_text_file
+    from dqkit.checks.preflight import check_number, check_out, read_text_file
     from dqkit.tcfc.spec import SpecError, load_spec
 
     if Path(os.fspath(spec)).is_dir():
@@ -58,7 +58,7 @@ def check_tcfc(spec: Any, *, reuse: Any = None, connect_timeout: Any = 10.0, sam
 def tcfc_inputs(spec: Any, loaded: Any, reuse: Any = None) -> list[Any]:
     """The local paths a ``tcfc`` run reads (the spec, the ``--reuse`` folder, SQLite/DuckDB files, Spark
     tables of the loaded spec), each checked to exist: what ``--out`` may not overlap."""
-    from dqkit.preflight import check_table
+    from dqkit.checks.preflight import check_table
 
     inputs: list[Any] = [spec, *([reuse] if reuse else [])]
     for pair in loaded.pairs:
@@ -132,7 +132,7 @@ def run(params: TcfcParams, *, spark: Any = None, progress: Any = None, cancel: 
 @contextlib.contextmanager
 def keep_stderr() -> Iterator[None]:
     """Keep a copy of file descriptor 2 while the run binds its engines, and put it back after. Starting
-    Spark points descriptor 2 at the JVM log while the JVM launches (``dqkit.session``); when the budget
+    Spark points descriptor 2 at the JVM log while the JVM launches (``dqkit.runtime.session``); when the budget
     expires during that launch, the CLI's own messages must still reach the terminal."""
     fd = _keep_stderr()
     try:

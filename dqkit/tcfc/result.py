@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_UNCOMPLETED
-from dqkit.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.tcfc.model import COMPLETED, GRACE_S, UNCOMPLETED, Difference, RunState, project
 from dqkit.tcfc.engines import EnginePool, Unrepresentable
 from dqkit.tcfc.spec import TcfcSpec
@@ -372,7 +372,7 @@ class TcfcResult(Result):
         """The report as a Spark DataFrame (for ``catalog:`` targets; a folder's is written by pyarrow)."""
         if getattr(self, "_local_report", False):
             return {}
-        from dqkit.session import get_spark
+        from dqkit.runtime.session import get_spark
 
         spark = self.pool.spark or get_spark()
         return {"report": spark.createDataFrame(self._report_tuples(), self._REPORT_SCHEMA)}

@@ -416,7 +416,7 @@ def validate_pair(pair: CompareSpec) -> CompareSpec:
                                 f"{pair.source.describe()} and {pair.target.describe()} differ",
                                 hint="use native aggregates (count, sum, min, max) across engines (H3)")
             if a.function == "hash" and pair.source.engine_kind not in ("spark", "duckdb"):
-                raise SpecError(f"{lw}: the hash aggregate runs on Spark (dqkit.fingerprint) and DuckDB only",
+                raise SpecError(f"{lw}: the hash aggregate runs on Spark (dqkit.primitives.fingerprint) and DuckDB only",
                                 hint="use count, sum, min and max in this database")
     if not 1 <= pair.healthy_depth <= pair.full_depth:
         raise SpecError(f"{where}: healthy_depth {pair.healthy_depth} is outside 1..{pair.full_depth}",
@@ -460,7 +460,7 @@ def load_spec(path_or_text: str | os.PathLike | Mapping[str, Any] | TcfcSpec) ->
         return path_or_text
     if isinstance(path_or_text, (Mapping, list, tuple)):
         return parse_spec(path_or_text)
-    from dqkit.filecheck import load_yaml
+    from dqkit.io.filecheck import load_yaml
 
     path = Path(os.fspath(path_or_text))
     if not path.exists():

@@ -25,7 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dqkit.atomic import atomic_file
+from dqkit.io.atomic import atomic_file
 from dqkit.errors import ParameterError
 from dqkit.tcfc.engines import Unrepresentable
 from dqkit.tcfc.model import Difference, Job
@@ -128,7 +128,7 @@ def check_state_folder(folder: str | os.PathLike) -> dict[str, Any] | None:
     folder holds none yet. A folder that is a file, or a state file that is empty, binary, not UTF-8,
     truncated or malformed JSON, of another version or of the wrong shape, is refused (ParameterError,
     exit 2) naming the file and saying what to do. Runs before any engine is bound (or Spark started)."""
-    from dqkit.filecheck import load_json, require
+    from dqkit.io.filecheck import load_json, require
 
     path = Path(folder)
     if path.exists() and not path.is_dir():

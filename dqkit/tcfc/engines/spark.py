@@ -58,15 +58,15 @@ class SparkEngine(Engine):
 
     def __init__(self, spark: Any = None) -> None:
         super().__init__()
-        from dqkit.progress import new_tag
-        from dqkit.session import get_spark
+        from dqkit.runtime.progress import new_tag
+        from dqkit.runtime.session import get_spark
 
         self.spark = spark or get_spark()
         self.tag = new_tag("dqkit-tcfc")
         self.jobs = 0
 
     def bind(self, side: Side) -> BoundSide:
-        from dqkit.sources import read_table
+        from dqkit.io.sources import read_table
 
         if side.frame is not None:
             df = side.frame() if callable(side.frame) and not hasattr(side.frame, "schema") else side.frame
@@ -90,7 +90,7 @@ class SparkEngine(Engine):
         return BoundSide(side, self, types, physical, native, df)
 
     def _relation(self, bound: BoundSide, cols: Sequence[str]) -> Any:
-        from dqkit.sparkutil import col
+        from dqkit.runtime.sparkutil import col
 
         return bound.frame.select(*[col(bound.physical[c]).alias(c) for c in cols])
 
@@ -98,7 +98,7 @@ class SparkEngine(Engine):
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        from dqkit.sparkutil import col
+        from dqkit.runtime.sparkutil import col
 
         if not filter_cols:
             return rel
@@ -125,8 +125,8 @@ class SparkEngine(Engine):
         """Algorithm 2 as a Spark DataFrame (not yet run)."""
         from pyspark.sql import functions as F
 
-        from dqkit import fingerprint
-        from dqkit.sparkutil import col
+        from dqkit.primitives import fingerprint
+        from dqkit.runtime.sparkutil import col
 
         rel = self._filtered(bound, self._relation(bound, _needed(X, aggs, bound, filter_cols)), filter_cols,
                              filter_values)
@@ -148,8 +148,8 @@ class SparkEngine(Engine):
     def _fetch(self, out: Any, near_distinct: bool = False) -> Any:
         import contextlib
 
-        from dqkit.progress import tagged
-        from dqkit.sparkutil import cancelled_from, scoped_conf
+        from dqkit.runtime.progress import tagged
+        from dqkit.runtime.sparkutil import cancelled_from, scoped_conf
 
         self.queries += 1
         conf = scoped_conf(self.spark, self.NEAR_DISTINCT_CONF) if near_distinct else contextlib.nullcontext()
@@ -225,7 +225,7 @@ class SparkEngine(Engine):
 
         from pyspark.sql import functions as F
 
-        from dqkit.sparkutil import col
+        from dqkit.runtime.sparkutil import col
 
         a = self.aggregate_frame(src, X, aggs, filter_cols, filter_values)
         b = self.aggregate_frame(tgt, X, aggs, filter_cols, filter_values)
@@ -244,7 +244,7 @@ class SparkEngine(Engine):
         column types differ or a hash aggregate is asked for (then the aggregates are joined)."""
         from pyspark.sql import functions as F
 
-        from dqkit.sparkutil import col
+        from dqkit.runtime.sparkutil import col
 
         if any(a.function == "hash" for a in aggs):
             return None
@@ -305,7 +305,7 @@ class SparkEngine(Engine):
             f"Parquet footers of {len(files)} file(s)"
 
     def cancel(self) -> None:
-        from dqkit.progress import cancel_tag
+        from dqkit.runtime.progress import cancel_tag
 
         try:
             cancel_tag(self.spark, self.tag)

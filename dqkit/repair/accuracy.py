@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, SchemaMismatchError, UnknownColumnError, UnsupportedTypeError
-from dqkit.sparkutil import cancellable, col
+from dqkit.runtime.sparkutil import cancellable, col
 
 __all__ = ["RepairAccuracy", "repair_accuracy", "SIDES"]
 
@@ -94,10 +94,10 @@ class RepairAccuracy:
                 f"recall {self.recall:.3f} ({self.correct_changes}/{self.errors} errors fixed), F1 {self.f1:.3f}")
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
-        """The blocks a person reads (``dqkit.result``): the measures, then the counts per attribute."""
+        """The blocks a person reads (``dqkit.contract.result``): the measures, then the counts per attribute."""
         import pandas as pd
 
-        from dqkit.result import Facts, Table
+        from dqkit.contract.result import Facts, Table
 
         per_error = "undefined (no errors)"
         facts = {"precision": f"{self.precision:.4f}", "recall": f"{self.recall:.4f}", "F1": f"{self.f1:.4f}",
@@ -114,8 +114,8 @@ class RepairAccuracy:
                                                    "ground truth")]
 
     def _repr_html_(self) -> str:
-        from dqkit import render
-        from dqkit.result import sections_html
+        from dqkit.contract import render
+        from dqkit.contract.result import sections_html
 
         return render.HTML_STYLE + sections_html(self.sections())
 
@@ -208,13 +208,13 @@ def repair_accuracy(dirty: Any, repaired: Any, clean: Any, key: str, attributes:
                     spark: SparkSession | None = None) -> RepairAccuracy:
     """Score ``repaired`` against the ground truth ``clean``, given the ``dirty`` input it was repaired from.
 
-    Each table is any ``dqkit.sources.read_table`` source (a DataFrame, a path, ``catalog:db.t``);
+    Each table is any ``dqkit.io.sources.read_table`` source (a DataFrame, a path, ``catalog:db.t``);
     ``repaired`` may also be a ``RepairResult`` (its ``repaired`` table is used). ``key`` pairs the
     rows; ``attributes`` are the columns scored (default: every column but the key). Computed with
     one Spark aggregation; only its single result row reaches the driver.
     """
-    from dqkit.session import get_spark
-    from dqkit.sources import read_table
+    from dqkit.runtime.session import get_spark
+    from dqkit.io.sources import read_table
 
     if not isinstance(key, str) or not key:
         raise ParameterError("a key column is needed to pair the rows of the three tables",

@@ -7,10 +7,10 @@
 * planner settings: ``scoped_conf`` sets SQL options for the queries planned inside a block;
 * observed metrics: ``observed`` reads an ``Observation`` that Spark may not have reported;
 * cancellation: ``cancellable`` / ``cancelled_from`` turn a Spark job cancelled through its job tag
-  (``dqkit.progress``) into ``dqkit.errors.CancelledError``;
+  (``dqkit.runtime.progress``) into ``dqkit.errors.CancelledError``;
 * plan inspection: ``spark_plan``, ``executed_plan`` and ``estimated_bytes``;
 * lineage cuts: ``checkpoint`` (reliable on a cluster or when a checkpoint folder is set, local
-  otherwise; the folders' lifecycle is ``dqkit.checkpoints``).
+  otherwise; the folders' lifecycle is ``dqkit.runtime.checkpoints``).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.checkpoints import CHECKPOINT_ENV, created, fallback_folder, history, local_path
+from dqkit.runtime.checkpoints import CHECKPOINT_ENV, created, fallback_folder, history, local_path
 from dqkit.errors import CancelledError, DqkitError
 
 __all__ = ["quote_ident", "col", "local_frame", "map_in_pandas", "apply_in_pandas", "cogroup_in_pandas", "scoped_conf", "observed", "cancelled_from", "cancellable", "spark_plan",

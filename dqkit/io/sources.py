@@ -59,8 +59,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitWarning, SourceError, UnknownTableError
-from dqkit.session import get_spark
-from dqkit.sparkutil import quote_ident
+from dqkit.runtime.session import get_spark
+from dqkit.runtime.sparkutil import quote_ident
 
 TableSource = Union[DataFrame, str, os.PathLike]
 DatabaseSource = Union[Mapping[str, TableSource], str, os.PathLike]

@@ -1,7 +1,7 @@
 """Checkpoint folders: where a run's reliable checkpoints go, and removing what a run created.
 
 Kept free of Spark imports so the CLI can set them up before any check runs. The checkpoints themselves
-are taken by ``dqkit.sparkutil.checkpoint``; this module holds the folder choice it reads:
+are taken by ``dqkit.runtime.sparkutil.checkpoint``; this module holds the folder choice it reads:
 ``DQKIT_CHECKPOINT_DIR`` (the CLI's ``--checkpoint-dir``, inherited by a report kernel), the fallback
 beside ``--out`` (or a temporary folder) for a run on a cluster, and the clean-up at the end.
 """

@@ -1,6 +1,6 @@
 """The column names dqkit adds while it works, and the Spark-free check that an input does not use them.
 
-Kept apart from ``dqkit.keys`` (which needs Spark) so that ``dqkit.preflight`` can refuse a clash from a
+Kept apart from ``dqkit.primitives.keys`` (which needs Spark) so that ``dqkit.checks.preflight`` can refuse a clash from a
 Parquet footer or a CSV header before any SparkSession starts.
 """
 from __future__ import annotations

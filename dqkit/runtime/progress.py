@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 from pyspark.sql import SparkSession
 
 from dqkit.errors import CancelledError, DqkitError
-from dqkit.session import get_spark, is_connect
+from dqkit.runtime.session import get_spark, is_connect
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ says what ``to_html()`` and the widgets say.
 
 Bad parameters (a missing path, an unknown column, a rule file that does not parse, a number out of
 range, an output folder inside an input) are refused by ``preflight_report`` before papermill starts a
-kernel (``dqkit.preflight``: no Spark). A run that still fails inside the kernel writes nothing to the
+kernel (``dqkit.checks.preflight``: no Spark). A run that still fails inside the kernel writes nothing to the
 output folder: the executed notebook, with the error at the top, is kept in a temporary folder named
 by the outcome (and by ``dqkit report`` on stderr), and no HTML page with a traceback is ever made.
 """
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dqkit.atomic import atomic_file
+from dqkit.io.atomic import atomic_file
 from dqkit.errors import DqkitError, ParameterError
 
 KERNEL = "python3"
@@ -201,13 +201,13 @@ def _collect_declared(system: Any, pairs: Iterable[tuple[str, str]],
 def prepare_report(system: str, params: Mapping[str, Any]) -> tuple[Any, Any]:
     """(the system, its checked ``Params``) for a report notebook's first cell: the same parsing and
     validation as the CLI and the widget."""
-    from dqkit.inputsize import expect_inputs
+    from dqkit.runtime.inputsize import expect_inputs
     from dqkit.systems import get
 
     declared = get(system)
     checked = declared.prepare(params)
     # as the CLI does: a report over tiny local inputs starts its kernel's JVM for a short life (C1 only,
-    # serial GC, no adaptive execution or whole-stage code: dqkit.session.get_spark)
+    # serial GC, no adaptive execution or whole-stage code: dqkit.runtime.session.get_spark)
     expect_inputs(checked.inputs())
     return declared, checked
 
@@ -216,7 +216,7 @@ def report_heading(system: Any, params: Any) -> None:
     """Display the report's title and what the system does (escaped)."""
     from IPython.display import HTML, display
 
-    from dqkit import render
+    from dqkit.contract import render
 
     display(HTML(render.HTML_STYLE + f"<h1>dqkit {render.esc(system.name)} report</h1>"
                  f"<p>{render.esc(system.description or system.summary)}</p>"))
@@ -227,9 +227,9 @@ def report_record(system: Any, params: Any, result: Any, started: Any, seconds: 
     """Display the reproducibility record: parameters, run, versions and the command that reproduces it."""
     from IPython.display import HTML, display
 
-    from dqkit import render
-    from dqkit.result import Facts, sections_html
-    from dqkit.session import get_spark, is_connect
+    from dqkit.contract import render
+    from dqkit.contract.result import Facts, sections_html
+    from dqkit.runtime.session import get_spark, is_connect
 
     spark = get_spark()
     values = {k: (", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in params.to_parameters().items()}
@@ -271,8 +271,8 @@ def show_result(result: Any, sample_rows: int = 10) -> None:
     """Display a result's sections in a notebook: the same blocks as ``result.to_html()``."""
     from IPython.display import HTML, display
 
-    from dqkit import render
-    from dqkit.result import sections_html
+    from dqkit.contract import render
+    from dqkit.contract.result import sections_html
 
     display(HTML(render.HTML_STYLE + sections_html(result.sections(sample_rows=sample_rows))))
 
@@ -280,9 +280,9 @@ def show_result(result: Any, sample_rows: int = 10) -> None:
 def save_results(target: str | os.PathLike, results: Mapping[str, Any], inputs: Iterable[Any] = ()) -> str:
     """Save several results of one report into one folder, one subfolder each (``NAME/`` per entry),
     atomically: the folder appears whole or not at all. An existing target, or one touching an input,
-    is refused (``dqkit.result.check_output_target``)."""
-    from dqkit.render import atomic_folder
-    from dqkit.result import check_output_target
+    is refused (``dqkit.contract.result.check_output_target``)."""
+    from dqkit.contract.render import atomic_folder
+    from dqkit.contract.result import check_output_target
 
     check_output_target(target, inputs)
 
@@ -363,7 +363,7 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
 
     from dqkit.templates import template_path
 
-    from dqkit.session import redirect_stderr_fd
+    from dqkit.runtime.session import redirect_stderr_fd
 
     system = _declared(name)
     if system is not None:
@@ -427,7 +427,7 @@ def _declared_parameters(system: Any, parameters: Mapping[str, Any], out_dir: st
                          ) -> tuple[Path, dict[str, Any]]:
     """(the template, papermill's parameters) of a registered system: its ``Params`` checked without
     Spark (``System.prepare``), paths made absolute, OUTDIR and ``output`` clear of every input."""
-    from dqkit import preflight as pf
+    from dqkit.checks import preflight as pf
     from dqkit.templates import template_path
 
     values = dict(parameters)
@@ -461,10 +461,10 @@ def _blank(value: Any) -> bool:
 
 
 def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike | None = None) -> None:
-    """The Spark-free checks of report ``name``'s parameters (``dqkit.preflight``), run before papermill
+    """The Spark-free checks of report ``name``'s parameters (``dqkit.checks.preflight``), run before papermill
     starts a kernel: paths, rules, specs, queries, keys and columns, numbers, and the output folders
     (OUTDIR and ``output`` never overlap an input). Raises a ``DqkitError`` with a hint."""
-    from dqkit import preflight as pf
+    from dqkit.checks import preflight as pf
 
     p = {k: (None if _blank(v) else v) for k, v in parameters.items()}
     inputs = [p[k] for k in report_spec(name).paths if k != "output" and p.get(k)]

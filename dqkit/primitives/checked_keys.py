@@ -1,6 +1,6 @@
 """Key checks remembered for a DataFrame that cannot have changed since (issue #25, warm widget re-runs).
 
-``dqkit.keys.check_key`` is one aggregation over the key before detection or repair trusts it. A widget
+``dqkit.primitives.keys.check_key`` is one aggregation over the key before detection or repair trusts it. A widget
 re-runs ``detect``/``repair`` on the same DataFrame object (its table listing keeps one per table), so
 the second and later checks of the same key on the same rows only repeat the first one's answer.
 ``CheckedKeys`` remembers a *sound* key (a refusal raises and is never remembered) per DataFrame
@@ -31,7 +31,7 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame
 
-from dqkit.keys import WITHOUT_KEY, check_key, key_columns
+from dqkit.primitives.keys import WITHOUT_KEY, check_key, key_columns
 
 __all__ = ["CheckedKeys", "CHECKED_KEYS", "check_key_once", "input_signature"]
 
@@ -156,7 +156,7 @@ CHECKED_KEYS = CheckedKeys()
 
 def check_key_once(df: DataFrame, columns: str | Sequence[str], *, table: str, command: str,
                    without: str = WITHOUT_KEY, cache: CheckedKeys | None = None) -> int:
-    """``dqkit.keys.check_key``, skipped when ``cache`` (default ``CHECKED_KEYS``) already holds the key
+    """``dqkit.primitives.keys.check_key``, skipped when ``cache`` (default ``CHECKED_KEYS``) already holds the key
     as sound for this very DataFrame and unchanged inputs; returns the row count either way."""
     cache = CHECKED_KEYS if cache is None else cache
     cols = key_columns(columns)

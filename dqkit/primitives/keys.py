@@ -22,8 +22,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.errors import InvalidKeyError, UnknownColumnError
-from dqkit.reserved import RESERVED_PREFIXES, check_reserved, reserved_in
-from dqkit.sparkutil import cancellable, col
+from dqkit.checks.reserved import RESERVED_PREFIXES, check_reserved, reserved_in
+from dqkit.runtime.sparkutil import cancellable, col
 
 __all__ = ["MAX_EXAMPLES", "WITHOUT_KEY", "RESERVED_PREFIXES", "key_columns", "check_key", "refuse_key", "check_reserved",
            "reserved_in"]

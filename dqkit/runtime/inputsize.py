@@ -1,7 +1,7 @@
 """What a command reads, sized before Spark starts: a tiny input gets a JVM tuned for a short life.
 
 Spark-free (the CLI calls ``expect_inputs`` once its checks passed, also for commands that may never
-start Spark); ``dqkit.session.get_spark`` asks ``short_lived_jvm`` when it starts the embedded JVM.
+start Spark); ``dqkit.runtime.session.get_spark`` asks ``short_lived_jvm`` when it starts the embedded JVM.
 """
 from __future__ import annotations
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit import render
+from dqkit.contract import render
 from dqkit.errors import ParameterError
 from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - defined once there, re-exported
-from dqkit.preflight import TABLE_FILE_SUFFIXES, check_out
+from dqkit.checks.preflight import TABLE_FILE_SUFFIXES, check_out
 
 
 #: rows a result fetches at least for a sample it shows, and keeps: showing it again, or another page
@@ -114,7 +114,7 @@ class Chart:
         embed the same drawing (drawing is most of the time a saved result's charts take)."""
         kept = self.__dict__.get("_dq_png")  # also on this frozen dataclass
         if kept is None:
-            from dqkit import charts as ch
+            from dqkit.contract import charts as ch
 
             kept = self.__dict__["_dq_png"] = ch.png_bytes(self.build())
         return kept
@@ -122,7 +122,7 @@ class Chart:
     def to_html(self, charts: bool = True) -> str:
         if not charts:
             return ""
-        from dqkit import charts as ch
+        from dqkit.contract import charts as ch
 
         return ch.img_tag(self.png(), self.title)
 
@@ -172,7 +172,7 @@ def sections_text(blocks: Iterable[Any]) -> str:
 
 
 def sections_html(blocks: Iterable[Any], charts: bool = True) -> str:
-    """HTML of blocks inside one ``dqkit`` div; every value escaped by ``dqkit.render``."""
+    """HTML of blocks inside one ``dqkit`` div; every value escaped by ``dqkit.contract.render``."""
     return "<div class='dqkit'>" + "".join(_titled(b, charts) for b in blocks) + "</div>"
 
 
@@ -194,7 +194,7 @@ def check_output_target(target: str | os.PathLike, inputs: Iterable[Any] = (), o
     A folder target that is, contains or lies inside an input path is always refused (saving would
     replace the input). An existing target is refused unless ``overwrite``. A target under a regular
     file is refused. ``catalog:DB`` targets are checked when saving (they need a session). The one
-    implementation is ``dqkit.preflight.check_out``, which the commands also run before Spark starts.
+    implementation is ``dqkit.checks.preflight.check_out``, which the commands also run before Spark starts.
     """
     check_out(target, inputs, overwrite)
 
@@ -268,7 +268,7 @@ def save_catalog(database: str, frames: Mapping[str, Any], overwrite: bool = Fal
     """
     import time
 
-    from dqkit.sparkutil import quote_ident as q
+    from dqkit.runtime.sparkutil import quote_ident as q
 
     if not database.strip():
         raise ParameterError("the catalog database name is empty", hint="write catalog:DBNAME")

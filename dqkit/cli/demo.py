@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from dqkit.delta import delta
-from dqkit.session import get_spark
+from dqkit.runtime.session import get_spark
 
 TPCH_KEYS = {"lineitem": ["l_orderkey", "l_linenumber"], "orders": ["o_orderkey"]}
 

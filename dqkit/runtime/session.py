@@ -19,9 +19,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from dqkit.inputsize import SMALL_INPUT_JVM_OPTIONS, short_lived_jvm
-from dqkit.jvmnames import keep_jvm_names
-from dqkit.sparkutil import scoped_conf  # noqa: F401 - planner settings, defined once in sparkutil
+from dqkit.runtime.inputsize import SMALL_INPUT_JVM_OPTIONS, short_lived_jvm
+from dqkit.runtime.jvmnames import keep_jvm_names
+from dqkit.runtime.sparkutil import scoped_conf  # noqa: F401 - planner settings, defined once in sparkutil
 
 _lock = threading.Lock()
 _LOG4J = Path(__file__).with_name("log4j2.properties")

@@ -11,7 +11,7 @@ smaller one, each round links every node to the smallest node it can see, and th
 star per component, centred on the component's smallest node. It needs O(log² n) rounds, also on a
 long chain (the worst case of plain min-label propagation). Every round is a window minimum and a
 ``distinct`` (shuffles, no driver-side state); the edges of a round are persisted and their lineage is
-cut with ``dqkit.sparkutil.checkpoint`` (local, or reliable on a cluster) every few rounds, so the plan stays small whatever the number of rounds.
+cut with ``dqkit.runtime.sparkutil.checkpoint`` (local, or reliable on a cluster) every few rounds, so the plan stays small whatever the number of rounds.
 The convergence test is one small aggregate per round: the edges form stars (every node either has
 exactly one out-edge, to a node with none, or none at all).
 
@@ -51,7 +51,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
-from dqkit.sparkutil import checkpoint, col, local_frame
+from dqkit.runtime.sparkutil import checkpoint, col, local_frame
 
 __all__ = ["smallest_member_components", "connected_components", "run_connected_components", "driver_components",
            "components_frame", "label_components", "ComponentsRun", "DRIVER_EDGES"]

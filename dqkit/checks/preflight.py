@@ -203,8 +203,8 @@ def check_columns(names: Iterable[str], columns: Sequence[str] | None, what: str
 # ------------------------------------------------------------------------------------------ files
 def read_text_file(path: str | os.PathLike, what: str, error: type = ParameterError) -> str:
     """The text of a small input file (rules, config, spec): it exists, is readable, not empty, UTF-8
-    and not binary (``dqkit.filecheck.read_text``, the one implementation)."""
-    from dqkit.filecheck import read_text
+    and not binary (``dqkit.io.filecheck.read_text``, the one implementation)."""
+    from dqkit.io.filecheck import read_text
 
     return read_text(path, what, error=error, hint="check the path, and give a UTF-8 text or YAML file")
 
@@ -304,7 +304,7 @@ def check_number(value: Any, name: str, *, low: float | None = None, high: float
 
 # ------------------------------------------------------------------------------------------ commands
 def _split(value: Any, sep: str = ",") -> list[str]:
-    from dqkit.params import split_list
+    from dqkit.checks.params import split_list
 
     return split_list(value, sep)
 
@@ -313,7 +313,7 @@ def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: 
           stages: Any = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10,
           out: Any = None, overwrite: bool = False) -> None:
     """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0."""
-    from dqkit.params import parse_keys
+    from dqkit.checks.params import parse_keys
 
     dbs = {"the old version": database_tables(old, "the old version"),
            "the new version": database_tables(new, "the new version")}
@@ -354,7 +354,7 @@ def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: 
 
 def check_table_columns(columns: Sequence[str] | None, table: Any, command: str) -> None:
     """A table read from its footer or header has columns, none named like dqkit's own (no Spark)."""
-    from dqkit.reserved import check_reserved
+    from dqkit.checks.reserved import check_reserved
 
     if columns is None:
         return

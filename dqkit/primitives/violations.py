@@ -20,9 +20,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from dqkit.fingerprint import row_fingerprint
+from dqkit.primitives.fingerprint import row_fingerprint
 from dqkit.rules import Attr, Predicate
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 __all__ = ["tuple_ids", "row_position", "predicate_column", "compare", "conjunction", "disjunction", "not_null",
            "CELL_SCHEMA", "VIOLATION_SCHEMA", "FIX_CELL_FIELDS", "FIX_FIELDS", "fix_schema", "fix_struct"]

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from dqkit.errors import UnsupportedTypeError
-from dqkit.sparkutil import col
+from dqkit.runtime.sparkutil import col
 
 FP_HI = "_dq_fp_hi"
 FP_LO = "_dq_fp_lo"

@@ -1,0 +1,3 @@
+"""The runtime: the SparkSession dqkit starts or joins, Spark helpers, progress and cancel, checkpoints.
+
+Below every system; imports nothing of theirs."""
