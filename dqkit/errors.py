@@ -64,6 +64,15 @@ class CancelledError(DqkitError):
     """A run was cancelled by the user; nothing was written."""
 
 
+class OutputTakenError(DqkitError):
+    """Another run wrote the same output while this one ran (without ``overwrite``): its output is kept
+    whole and this run's result is not saved."""
+
+
+class DiskFullError(DqkitError):
+    """The disk filled while an output was written; nothing was written under the output's name."""
+
+
 class DqkitWarning(UserWarning):
     """Base class of every warning dqkit gives on purpose (the CLI prints it as ``dqkit: warning: ...``)."""
 

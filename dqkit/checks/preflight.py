@@ -271,6 +271,9 @@ def check_out(target: str | os.PathLike | None, inputs: Iterable[Any] = (), over
                 raise ParameterError(f"cannot write the output under {parent}: it is a file, not a folder",
                                      hint="choose a folder path")
             break
+    from dqkit.io.atomic import sweep
+
+    sweep(out)  # what a killed run left beside this output goes first (it may finish a killed commit)
     if out.exists() and not overwrite:
         raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass --overwrite to replace it")
     if out.exists() and not out.is_dir() and out.suffix.lower() not in TABLE_FILE_SUFFIXES:

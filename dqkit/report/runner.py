@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dqkit.io.atomic import atomic_file
+from dqkit.io.atomic import atomic_files
 from dqkit.errors import DqkitError, ParameterError
 
 KERNEL = "python3"
@@ -290,7 +290,7 @@ def save_results(target: str | os.PathLike, results: Mapping[str, Any], inputs: 
         for name, result in results.items():
             result.save(tmp / name)
 
-    return str(atomic_folder(target, write))
+    return str(atomic_folder(target, write, overwrite=False))
 
 
 def environment() -> dict[str, str]:
@@ -341,10 +341,6 @@ def to_html(notebook: Any, title: str) -> str:
     # The report needs no JavaScript: drop the exporter's scripts (MathJax set-up, a mermaid loader that
     # would fetch from a CDN) so the page is static and opens without a network.
     return _SCRIPTS.sub("", body)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    atomic_file(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike, *,
@@ -416,8 +412,10 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
     try:
         html = to_html(executed, f"dqkit {name} report")
         out.mkdir(parents=True, exist_ok=True)
-        _write_atomic(html_path, html)
-        atomic_file(nb_path, lambda tmp: _copy(tmp_nb, tmp))  # the work folder may be on another file system
+        # the page and the notebook land together (one journaled commit); the work folder may be on
+        # another file system
+        atomic_files({html_path: lambda tmp: tmp.write_text(html, encoding="utf-8"),
+                      nb_path: lambda tmp: _copy(tmp_nb, tmp)})
     finally:
         _remove_tree(work)
     return ReportOutcome(nb_path, html_path, params, seconds)
