@@ -21,6 +21,7 @@ Faults it survives (docs/reliability.md, "Faults"):
 ``DQKIT_FAULT_POINT=NAME[:N]`` makes the process SIGKILL itself at the N-th (default first) pass of the
 named point (``start-write``, ``mid-write``, ``before-rename``, ``mid-commit``, ``after-rename``):
 the fault tests kill each command exactly before, during and after the commit of its output.
+``DQKIT_FAULT_LOG=FILE`` appends each point passed to FILE (a run's recorded timeline of writes).
 """
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from typing import NamedTuple
 from dqkit.errors import DiskFullError, OutputTakenError
 
 FAULT_ENV = "DQKIT_FAULT_POINT"
+FAULT_LOG_ENV = "DQKIT_FAULT_LOG"
 JOURNAL = "COMMIT.json"
 _KINDS = ("tmp", "old", "ckpt")
 _NAME = re.compile(r"^\.(?P<name>.+)\.(?P<kind>tmp|old|ckpt)\+(?P<host>[^+]+)\+(?P<pid>\d+)\+(?P<start>\d+)"
@@ -112,6 +114,10 @@ _passes: dict[str, int] = {}
 def fault_point(name: str) -> None:
     """SIGKILL this process here when ``DQKIT_FAULT_POINT`` names this point (``NAME`` or ``NAME:N``
     for its N-th pass); a no-op otherwise. Used by the fault tests only."""
+    log = os.environ.get(FAULT_LOG_ENV)
+    if log:  # the recorded timeline of a run's writes: the points it passed, in order
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(name + "\n")
     wanted = os.environ.get(FAULT_ENV)
     if not wanted:
         return
@@ -214,13 +220,19 @@ def sweep(target: str | os.PathLike) -> list[Path]:
 def is_disk_full(exc: BaseException) -> bool:
     """True for ENOSPC, raised by Python or reported by a Spark task ("No space left on device")."""
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno == errno.ENOSPC:
             return True
-        if "No space left on device" in str(exc):
+        # PySpark's captured JVM errors keep the JVM's causes and stack trace beside their message
+        texts = (str(e), str(getattr(e, "_stackTrace", "") or ""), str(getattr(e, "java_exception", "") or ""))
+        if any("No space left on device" in t for t in texts):
             return True
-        exc = exc.__cause__ or exc.__context__
+        todo += [e.__cause__, e.__context__, getattr(e, "_cause", None)]
     return False
 
 
