@@ -51,7 +51,11 @@ def backend():
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
     """The inputs, copied: each test checks they are byte for byte unchanged after a kill."""
-    w = tmp_path_factory.mktemp("faults")
+    return make_work(tmp_path_factory.mktemp("faults"))
+
+
+def make_work(w: Path) -> Path:
+    """Copy the cases' inputs into ``w`` (also used by ``make faults``)."""
     shutil.copytree(DATA / "users", w / "users")
     for f in ("bigdansing_table1.csv", "bigdansing_table1_rules.yaml", "bigdansing_table1.changes.csv"):
         shutil.copy(DATA / f, w / f)
@@ -94,6 +98,8 @@ def _complete(path: Path, kind: str) -> bool:
         return (path / "state.json").is_file() and any((path / "tables").rglob("*.parquet"))
     if kind == "json":
         return bool(json.loads(path.read_text()))
+    if kind == "html":
+        return "</html>" in path.read_text()
     return path.is_file() and path.stat().st_size > 0 and "," in path.read_text().splitlines()[0]
 
 
@@ -141,6 +147,9 @@ CASES = {
                        "before-rename", previous=False, overwrite=False),
     "lake": Case(["lake", "{W}/lake", "--out", "{O}/out"], {"out": "folder"}, "mid-write"),
     "query-state": Case(_QUERY, {"state": "state"}, "mid-write", previous=False, overwrite=False),
+    "report": Case(["report", "delta", "-p", "old", "{W}/users/old", "-p", "new", "{W}/users/new", "-o", "{O}/rep"],
+                   {"rep/delta_report.html": "html", "rep/delta_report.ipynb": "json"}, "mid-commit",
+                   overwrite=False, code=(0,)),
 }
 
 
@@ -299,3 +308,43 @@ def test_a_full_disk_exits_2_naming_the_out_and_no_space_and_leaves_nothing(spar
         assert _inputs(work) == inputs
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_tcfc_losing_its_database_mid_run_keeps_what_was_proven_and_the_next_reuse_run_completes(
+        work, tmp_path, capsys, monkeypatch):
+    """The database goes away after the roots were compared (the per-key level fails as a lost server
+    fails): exit 2 in one line, the --reuse state keeps the proven leaves (UNCOMPLETED, the rest
+    pending); the next --reuse run against the database that is back completes, reusing them."""
+    from dqkit.cli import main
+    from dqkit.tcfc.engines.sqlite import SqliteEngine
+
+    url = f"sqlite:///{(work / 'db.sqlite').as_posix()}"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"pairs": [
+        {"name": name, "source": {"url": url, "table": "s"}, "target": {"url": url, "table": target},
+         "aggregates": [["count", "*", "n"], ["max", "v", "v"]], "levels": [[], ["k"]]}
+        for name, target in (("changed", "t"), ("same", "s"))]}))
+    reuse = tmp_path / "reuse"
+    real = SqliteEngine.aggregate
+
+    def lost(self, bound, X, *args, **kwargs):
+        if list(X) == ["k"]:
+            raise ConnectionError("server closed the connection unexpectedly")
+        return real(self, bound, X, *args, **kwargs)
+
+    monkeypatch.setattr(SqliteEngine, "aggregate", lost)
+    assert main(["tcfc", "--spec", str(spec), "--reuse", str(reuse)]) == 2
+    err = capsys.readouterr().err
+    assert "server closed the connection unexpectedly" in err and "Traceback" not in err
+    kept = json.loads((reuse / "tcfc_state.json").read_text())
+    assert kept["status"] == "UNCOMPLETED"
+    assert kept["pairs"]["same"]["examined"] == 1 and not kept["pairs"]["same"]["pending"]  # proven equal
+    assert [r["level"] for r in kept["pairs"]["changed"]["report"]] == [1]  # proven different at the root
+    assert [j["level"] for j in kept["pairs"]["changed"]["pending"]] == [2]  # its per-key level still to do
+    monkeypatch.setattr(SqliteEngine, "aggregate", real)  # the server is back
+    assert main(["tcfc", "--spec", str(spec), "--reuse", str(reuse), "--format", "json"]) == 1
+    capsys.readouterr()
+    done = json.loads((reuse / "tcfc_state.json").read_text())
+    assert done["status"] == "COMPLETED" and not done["pairs"]["changed"]["pending"]
+    assert any(r["reused"] for r in done["pairs"]["changed"]["report"])  # the kept leaf, not recomputed
+    assert _temporaries(reuse / "tcfc_state.json") == []
