@@ -82,11 +82,13 @@ def run_case(name: str, backend: list[str], kills: int, rng: random.Random, root
         before = {p: tf._tree(p) if p.exists() else None for p in outputs}
         delay = rng.uniform(0, 1.1 * duration)
         proc = _run(backend, argv)
+        how = "finished first"
         try:
             proc.wait(timeout=delay)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             tally["died"] += 1
+            how = "killed"
         proc.wait()
         tally["kills"] += 1
         state = _state(outputs, before)
@@ -96,7 +98,7 @@ def run_case(name: str, backend: list[str], kills: int, rng: random.Random, root
         tally["temporaries_after_kill"] += left > 0
         changed = tf._inputs(work) != inputs
         tally["inputs_changed"] += changed
-        print(f"  {name} kill {i + 1}/{kills}: after {delay:5.1f} s of {duration:5.1f} -> {state}; "
+        print(f"  {name} kill {i + 1}/{kills}: {how} at {delay:5.1f} s of {duration:5.1f} -> {state}; "
               f"{left} temporar{'y' if left == 1 else 'ies'} left{'; INPUT CHANGED' if changed else ''}", flush=True)
     final = _run(backend, argv)
     _, err = final.communicate(timeout=1200)

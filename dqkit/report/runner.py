@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dqkit.io.atomic import atomic_files
+from dqkit.io.atomic import atomic_files, sweep
 from dqkit.errors import DqkitError, ParameterError
 
 KERNEL = "python3"
@@ -380,6 +380,7 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
         stem = template.stem
     out = Path(out_dir)
     nb_path, html_path = out / f"{stem}.ipynb", out / f"{stem}.html"
+    sweep(html_path)  # a killed report's commit is finished (or its temporaries removed) before this one runs
     work = Path(tempfile.mkdtemp(prefix=f"dqkit-{name}-report-"))  # outside OUT: a failure leaves OUT as it was
     tmp_nb = work / f"{stem}.ipynb"
     error = error_class = None
