@@ -50,10 +50,15 @@ def add_system_command(sub: argparse._SubParsersAction, system: System) -> argpa
         p.add_argument("--" + name.replace("_", "-"), action="store_true", dest=f"_action_{name}",
                        help=text.replace("%", "%%"))
     add_output_options(p, system.output)
-    if "history" not in {s.name for s in system.params.specs()}:
+    if records_history(system):
         add_history_options(p)
     p.set_defaults(func=lambda args: run_system(system, args), system=system.name)
     return p
+
+
+def records_history(system: System) -> bool:
+    """Every system takes ``--history``, but one whose own parameter is called ``history`` (``dqkit history``)."""
+    return "history" not in {s.name for s in system.params.specs()}
 
 
 def add_history_options(p: argparse.ArgumentParser) -> None:
@@ -109,7 +114,7 @@ def run_system(system: System, args: argparse.Namespace) -> int:
             return 0
     values: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in system.params.specs()}
     params = system.prepare(values)
-    history = history_options(args)
+    history = history_options(args) if records_history(system) else None
     if system.check_output is not None:
         system.check_output(params, getattr(args, "out", None))
     check_out(args, params.inputs())

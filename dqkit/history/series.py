@@ -113,9 +113,10 @@ def series_of(frame: Any) -> dict[tuple[str, str, str], Series]:
 
 
 def gate(series: Series | None, metrics: Mapping[str, float], as_of: date, fpr: float = DEFAULT_FPR,
-         min_runs: int = MIN_RUNS) -> list[Judgement]:
+         min_runs: int = MIN_RUNS, only: Any = None) -> list[Judgement]:
     """Every metric of a new run (and its drift against the last run) judged against the runs of
-    ``series`` dated before ``as_of``; a metric with fewer than ``min_runs`` earlier values is not judged."""
+    ``series`` dated before ``as_of``; a metric with fewer than ``min_runs`` earlier values is not judged.
+    ``only``: a predicate on metric names, to judge a few of them."""
     if series is None:
         return []
     past = [(d, m) for (_, d, _, _), m in zip(series.runs, series.with_drift()) if d < as_of]
@@ -125,6 +126,8 @@ def gate(series: Series | None, metrics: Mapping[str, float], as_of: date, fpr: 
     current.update(drift(series.runs[[i for i, r in enumerate(series.runs) if r[1] < as_of][-1]][3], metrics))
     out = []
     for name in sorted(current):
+        if only is not None and not only(name):
+            continue
         pts = [(d, m[name]) for d, m in past if name in m and math.isfinite(m[name])]
         if len(pts) < min_runs:
             continue
