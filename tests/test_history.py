@@ -307,3 +307,40 @@ def test_another_tables_history_in_the_same_folder_is_kept_apart_not_refused(fil
 def test_as_of_defaults_to_today():
     assert parse_as_of(None) == date.today()
     assert parse_as_of("2026-01-05", today=date(2026, 2, 1)) == START
+
+
+# ------------------------------------------------------------------------------- dqkit history, the widget
+def test_dqkit_history_flags_the_incident_of_the_bundled_history_and_exits_1(capsys):
+    root = Path(__file__).resolve().parent.parent
+    code = main(["history", str(root / "data" / "history"), "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["verdict"] == "ANOMALIES"
+    assert {a["metric"] for a in out["anomalies"]} >= {"status.null_share"}
+    assert main(["history", str(root / "data" / "history"), "--metric", "amount.*"]) == 0
+
+
+def test_the_history_system_filters_compacts_and_refuses_a_missing_history(tmp_path, capsys):
+    h = History(tmp_path / "h")
+    for i in range(9):
+        h.append(new_run("profile", "orders", "d", {"rows": 100.0 + i % 2, "c.p50": 3.0}, START + timedelta(i)))
+        h.append(new_run("profile", "users", "d", {"rows": 7.0}, START + timedelta(i)))
+    assert main(["history", str(tmp_path / "h"), "--table", "users", "--compact", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [s["table"] for s in out["series"]] == ["users"] and len(h.files()) == 1
+    assert main(["history", str(tmp_path / "nothing")]) == 2
+    assert "no history" in capsys.readouterr().err
+
+
+def test_the_quality_timeline_picks_table_column_and_metric_and_draws_the_band():
+    from dqkit.widgets import QualityTimeline
+
+    root = Path(__file__).resolve().parent.parent
+    w = QualityTimeline(str(root / "data" / "history"))
+    assert w.table.options == ("orders (profile)",)
+    assert w.column.options[0] == "(table)" and "status" in w.column.options
+    w.column.value = "status"
+    w.metric.value = "null_share"
+    assert w.chart.value[:4] == b"\x89PNG" and "Anomalous runs" in w.flagged.value
+    frame = w.controller.timeline("orders (profile)", "status", "null_share")
+    assert frame["anomalous"].tolist()[-1] and not frame["anomalous"].tolist()[:-1].count(True)
+    assert frame["low"].notna().sum() == len(frame) - 7
