@@ -39,7 +39,7 @@ def full(spark, lake):
 
 # ------------------------------------------------------------------------------------------ the lake
 def test_generated_lake_recall_is_one_at_every_stage_and_precision_one_after_verification(full):
-    m = full.metrics()
+    m = full.accuracy()
     assert (m.loc["Not detected"] == 0).all(), m
     assert (m.loc["Recall"] == 1.0).all()
     assert m.loc["Precision", "after verification"] == 1.0

@@ -336,6 +336,14 @@ class Result:
         """Input paths of this run (never overwritten by ``save``)."""
         return []
 
+    def metrics(self) -> dict[str, float]:
+        """A flat mapping of named numbers about the data (never timings), which ``--history`` records
+        and the anomaly gates judge run after run. The default flattens the numbers of ``to_dict()``;
+        a system names its own (``dqkit.contract.metrics``)."""
+        from dqkit.contract.metrics import flatten
+
+        return flatten(self.to_dict())
+
     def _save_extra(self, folder: Path) -> None:
         """System-specific files of a saved folder (CSV statistics, plans)."""
 

@@ -124,6 +124,19 @@ class DeltaResult(Result):
             for frame in t.cached:
                 frame.unpersist()
 
+    def metrics(self) -> dict[str, float]:
+        """Per table ``TABLE.STAT``: row statistics (1)-(8), pairing counts and ``TABLE.COLUMN.STAT``
+        column statistics (9)-(14); ``tables_only_in_old``/``_new``."""
+        from dqkit.contract.metrics import flatten, pick
+
+        out = {"tables_only_in_old": float(len(self.only_in_old)), "tables_only_in_new": float(len(self.only_in_new))}
+        for name, t in self.tables.items():
+            out.update(pick(t.row_stats, ROW_STAT_NAMES, f"{name}."))
+            out.update(flatten(t.pairing or {}, f"{name}."))
+            for column, stats in (t.column_stats or {}).items():
+                out.update(flatten(stats, f"{name}.{column}."))
+        return out
+
     # ----- the result contract (dqkit.contract.result.Result)
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: per-table row and column statistics and the one-sided tables."""

@@ -132,6 +132,12 @@ class DetectionResult(Result):
         if self.shared_scope is not None:
             self.shared_scope.unpersist()
 
+    def metrics(self) -> dict[str, float]:
+        """``violations`` in total and ``rule.NAME.violations`` per rule."""
+        out = {"violations": float(self.total_violations)}
+        out.update({f"rule.{s.name}.violations": float(s.violations) for s in self.summaries})
+        return out
+
     # ----------------------------------------------------------------- the result contract
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"rules": {NAME: {"violations", "operator", "seconds", ...}}, ...}``."""

@@ -134,6 +134,17 @@ class RepairResult(Result):
                                                    f"{self.iterations} iteration(s) ({self.stop_reason}): "
                                                    + ", ".join(broken) + dry)
 
+    def metrics(self) -> dict[str, float]:
+        """Cells changed, iterations, violations found first and remaining, per rule too (no Spark job)."""
+        out = {"changed_cells": float(self.changed_cells), "iterations": float(self.iterations),
+               "remaining_violations": float(self.remaining)}
+        if self.detections:
+            first = dict(self.detections[0])
+            out["violations"] = float(sum(first.values()))
+            out.update({f"rule.{r}.violations": float(v) for r, v in first.items()})
+        out.update({f"rule.{s.name}.remaining": float(s.violations) for s in self.final.summaries})
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         return {"table": self.table, "method": self.method, "rule_methods": dict(self.rule_methods),
