@@ -277,3 +277,21 @@ def test_refusals_load_no_spark():
             "print(rc, 'pyspark' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120).stdout
     assert out.split() == ["2", "False"]
+
+
+# ------------------------------------------------------------------------------------ RulePicker
+def test_rule_picker_suggests_discovered_rules_best_first_and_a_pick_joins_the_rules(spark):
+    from dqkit.rules import FunctionalDependency
+    from dqkit.widgets import RulePicker
+
+    p = RulePicker(spark.read.csv(str(TABLE1), header=True, inferSchema=True).drop("tid"),
+                   rules="phiF: zipcode -> city")
+    suggested = p.suggest(error=0.2, top=4)
+    assert len(suggested) == 4 and [r.score for r in suggested] == sorted((r.score for r in suggested), reverse=True)
+    assert "error" in p.suggestions.labels[0] and "violating rows" in p.suggestions.labels[0]
+    assert p.suggestions.labels[0].split()[1:4] == ["city", "->", "state"]
+    assert p.pick(0) == ["fd1: city -> state"]
+    assert [(r.name, type(r)) for r in p.value] == [("phiF", FunctionalDependency), ("fd1", FunctionalDependency)]
+    assert "fd1: city -> state" in p.editor.value  # the editor shows what detect and repair will run
+    with pytest.raises(Exception, match="no suggestion 9"):
+        p.pick(9)

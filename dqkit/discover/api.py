@@ -99,8 +99,8 @@ def discover(table: Any, *, key: str | None = None, columns: Sequence[str] | Non
         facts["dc_searched"] = True
     ranked = rank(rules)
     kept = ranked if top is None else ranked[:top]
-    facts.update({"lattice levels": search.levels, "candidates measured": search.candidates,
-                  "seconds": round(time.monotonic() - started, 3)})
+    facts = {"seconds": round(time.monotonic() - started, 3), "lattice levels": search.levels,
+             "candidates measured": search.candidates, **facts}
     shown_name = name or (str(table) if isinstance(table, (str, os.PathLike)) else "DataFrame")
     inputs = (os.fspath(table),) if isinstance(table, (str, os.PathLike)) else ()
     return DiscoverResult(shown_name, n, tuple(cols), float(error), chosen, tuple(kept), len(ranked), complete,
