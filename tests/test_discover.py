@@ -295,3 +295,75 @@ def test_rule_picker_suggests_discovered_rules_best_first_and_a_pick_joins_the_r
     assert "fd1: city -> state" in p.editor.value  # the editor shows what detect and repair will run
     with pytest.raises(Exception, match="no suggestion 9"):
         p.pick(9)
+
+
+# ------------------------------------------------------------------------------------ denial constraints
+from dqkit.discover.dc import HOLDS, MIRROR, discover_dcs  # noqa: E402
+
+OPS_OF = {"int": ("=", "!=", "<", "<=", ">", ">="), "str": ("=", "!=")}
+
+
+def dc_oracle(rows: list[tuple], kinds: list[str], error: float, k: int) -> set[frozenset]:
+    """Every subset-minimal DC of at most k predicates on distinct columns, pairs checked one by one
+    (a comparison with NULL is false)."""
+    preds = [(c, op) for c, kind in enumerate(kinds) for op in OPS_OF[kind]]
+
+    def sat(a, b, op):
+        if a is None or b is None:
+            return False
+        return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+
+    pairs = [(r, s) for i, r in enumerate(rows) for j, s in enumerate(rows) if i != j]
+    limit = error * len(pairs)
+    holds = {}
+    for size in range(1, k + 1):
+        for combo in itertools.combinations(preds, size):
+            if len({c for c, _ in combo}) == size:
+                v = sum(all(sat(r[c], s[c], op) for c, op in combo) for r, s in pairs)
+                holds[frozenset(combo)] = v <= limit + 1e-9
+    return {dc for dc, ok in holds.items() if ok and not any(holds.get(frozenset(sub)) for m in range(1, len(dc))
+                                                              for sub in itertools.combinations(dc, m))}
+
+
+def _implies(strong, weak):
+    return set(HOLDS[strong]) <= set(HOLDS[weak])
+
+
+@st.composite
+def dc_tables(draw):
+    kinds = draw(st.lists(st.sampled_from(["int", "str"]), min_size=2, max_size=3))
+    n = draw(st.integers(2, 6))
+    cell = {"int": st.sampled_from([None, 1, 2, 3]), "str": st.sampled_from([None, "x", "y"])}
+    return kinds, [tuple(draw(cell[k]) for k in kinds) for _ in range(n)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(dc_tables(), st.sampled_from([0.0, 0.2]))
+def test_dcs_are_the_oracles_minimal_dcs_less_only_the_implied_and_mirrored(table, error):
+    kinds, rows = table
+    cols = [f"c{i}" for i in range(len(kinds))]
+    types = {"int": pa.int64(), "str": pa.string()}
+    t = pa.table({c: pa.array([r[i] for r in rows], types[kinds[i]]) for i, c in enumerate(cols)})
+    found = discover_dcs(t, cols, rows=len(rows), error=error, max_predicates=2)
+    got = {frozenset((int(c[1:]), op) for c, op in dc.predicates) for dc in found.dcs}
+    expected = dc_oracle(rows, kinds, error, 2)
+    assert got <= expected  # every DC reported is minimal and holds
+    both = got | {frozenset((c, MIRROR[op]) for c, op in g) for g in got}  # a DC and its mirror are one rule
+    for dc in expected - got:  # every one left out is the mirror of one reported, or implied by one
+        assert any(all(any(c == c2 and _implies(op2, op) for c2, op2 in dc) for c, op in g) for g in both), dc
+    for dc in found.dcs:
+        assert dc.pairs == len(rows) * (len(rows) - 1) and dc.g3 <= error + 1e-9
+
+
+#: the exact two-predicate DCs of Table 1 (tid left out): its keys, and its FDs as DCs
+TABLE1_DCS = {"not(t1.name = t2.name)", "not(t1.salary = t2.salary)",
+              "not(t1.zipcode = t2.zipcode and t1.state != t2.state)",
+              "not(t1.city = t2.city and t1.state != t2.state)", "not(t1.city = t2.city and t1.rate = t2.rate)"}
+
+
+def test_table1_dcs_through_the_cli_are_the_golden_set(capsys):
+    assert main(["discover", str(TABLE1), "--key", "tid", "--dc", "--format", "json"]) == 0
+    rules = json.loads(capsys.readouterr().out)["rules"]
+    assert {r["rule"] for r in rules if r["kind"] == "dc"} == TABLE1_DCS
+    assert "not(t1.rate > t2.rate and t1.salary < t2.salary)" not in TABLE1_DCS  # phiD: (t1,t2), (t5,t2) violate
+    assert all(parse_rule(r["rule"], r["name"]) for r in rules)

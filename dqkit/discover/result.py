@@ -67,7 +67,7 @@ class DiscoverResult(Result):
         exact = sum(1 for r in fds if r.violations == 0)
         label = "RULES" if self.rules else "NO RULES"
         parts = [f"{len(fds)} FD(s) ({exact} exact, {len(fds) - exact} approximate)"]
-        if dcs or self.facts.get("dc_searched"):
+        if dcs or self.facts.get("denial constraints searched"):
             parts.append(f"{len(dcs)} DC(s)")
         shown = "" if len(self.rules) == self.found else f", the top {len(self.rules)} of {self.found}"
         summary = f"{' and '.join(parts)} with error at most {self.error:g} on {self.rows:,} rows{shown}"
