@@ -24,6 +24,8 @@ _FORMATS = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".jsonl": "js
 _COMPRESSIONS = {".gz", ".bz2", ".deflate", ".lz4", ".snappy", ".zst", ".xz"}
 _TABLE_HINT = "check the path; a table is a Parquet, CSV or JSON file, a folder of them, or catalog:db.table"
 TABLE_FILE_SUFFIXES = (".csv", ".parquet")
+#: single files an ``--out`` may name besides folders: tables, and rules files (``discover --out RULES.yaml``)
+OUTPUT_FILE_SUFFIXES = TABLE_FILE_SUFFIXES + (".yaml", ".yml")
 
 
 # ------------------------------------------------------------------------------------------ paths
@@ -276,7 +278,7 @@ def check_out(target: str | os.PathLike | None, inputs: Iterable[Any] = (), over
     sweep(out)  # what a killed run left beside this output goes first (it may finish a killed commit)
     if out.exists() and not overwrite:
         raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass --overwrite to replace it")
-    if out.exists() and not out.is_dir() and out.suffix.lower() not in TABLE_FILE_SUFFIXES:
+    if out.exists() and not out.is_dir() and out.suffix.lower() not in OUTPUT_FILE_SUFFIXES:
         raise ParameterError(f"the output {out} is a file, not a folder", hint="choose a folder path")
 
 
