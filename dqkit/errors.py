@@ -23,6 +23,11 @@ class SchemaMismatchError(DqkitError):
     """Two tables that must share a schema do not; the message lists the differing columns."""
 
 
+class SchemaChangeError(SchemaMismatchError):
+    """``dqkit delta --schema-changes fail`` and the two versions' schemas differ; the message lists
+    every change."""
+
+
 class UnknownColumnError(DqkitError):
     """A column named by the user (key, exclusion, rule attribute) does not exist."""
 
