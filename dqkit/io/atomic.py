@@ -383,9 +383,9 @@ def commit_files(staging: Path, moves: Sequence[tuple[Path, Path]], *, overwrite
             for _, out in moves:
                 if os.path.lexists(out):
                     raise _taken(out)
+        fault_point("before-rename")  # no journal yet: a kill here leaves every target as it was
         journal = [[os.path.relpath(src, staging), str(out)] for src, out in moves]
         (staging / JOURNAL).write_text(json.dumps(journal), encoding="utf-8")
-        fault_point("before-rename")
         for i, (src, out) in enumerate(moves):
             os.replace(src, out)
             if i == 0:
