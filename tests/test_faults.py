@@ -181,6 +181,7 @@ def test_a_command_killed_at_a_point_of_its_writes_leaves_each_output_as_it_was_
                 path.mkdir(parents=True)
                 (path / "previous.txt").write_text("the previous output")
             else:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("the previous output\n")
     before = {p: _tree(p) if p.exists() else None for p in outputs}
     inputs = _inputs(work)
