@@ -315,13 +315,14 @@ def _split(value: Any, sep: str = ",") -> list[str]:
 
 
 def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: Any = None,
-          stages: Any = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10,
-          out: Any = None, overwrite: bool = False, renames: Any = None, tolerances: Any = None,
+          abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10, out: Any = None,
+          overwrite: bool = False, renames: Any = None, tolerances: Any = None,
           schema_changes: str = "report") -> None:
-    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0;
-    renames and per-column tolerances read and name columns that are there (a tolerance a number
-    column, where the footer says), and with ``schema_changes="fail"`` the schemas read from footers
-    and headers are the same (``dqkit.delta.schema``)."""
+    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0
+    (the stages are the declaration's choices, ``dqkit.delta._names.STAGES``); renames and per-column
+    tolerances read and name columns that are there (a tolerance a number column, where the footer
+    says), and with ``schema_changes="fail"`` the schemas read from footers and headers are the same
+    (``dqkit.delta.schema``)."""
     from dqkit.checks.params import parse_keys
     from dqkit.delta import schema as sd
 
@@ -330,10 +331,6 @@ def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: 
     dbs = {"the old version": database_tables(old, "the old version"),
            "the new version": database_tables(new, "the new version")}
     check_out(out, [old, new], overwrite)
-    bad = [s for s in _split(stages) if s not in ("dedup", "row", "column")]
-    if bad or not _split(stages):
-        raise ParameterError(f"unknown stage {bad[0]!r}" if bad else "no stage given",
-                             hint="--stages takes a comma-separated subset of dedup,row,column")
     check_number(abs_tol, "--abs-tol", low=0)
     check_number(rel_tol, "--rel-tol", low=0)
     check_number(sample_rows, "--sample-rows", low=0, integer=True)
