@@ -36,13 +36,13 @@ demo: venv
 # their sessions dqkit's tiny-input settings although they start before their inputs are known.
 TEST_JVM := -XX:TieredStopAtLevel=1 -XX:+UseSerialGC
 # Spark's classes mapped from one class-data-sharing archive instead of loaded from its jars by every JVM
-# the suite starts: a local session starts in about half the CPU (tests/jvm_archive.py builds it once per
+# the suite starts: a local session starts in about half the CPU (tests/support/jvm_archive.py builds it once per
 # virtualenv; JVMs it does not fit, and a run without it, just load the jars).
 CDS := $(VENV)/test-classes.jsa
 TEST_CDS = $$(test -f $(CURDIR)/$(CDS) && echo -XX:SharedArchiveFile=$(CURDIR)/$(CDS) -Xlog:cds*=off)
 
-$(CDS): $(STAMP) tests/jvm_archive.py tests/session_config.py
-	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/jvm_archive.py $@
+$(CDS): $(STAMP) tests/support/jvm_archive.py tests/support/session_config.py
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/support/jvm_archive.py $@
 
 test: venv $(CDS)
 	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile --no-loadscope-reorder
@@ -51,7 +51,7 @@ test: venv $(CDS)
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.
 ui-deps: venv
 	@$(PY) -c 'import playwright' 2>/dev/null || $(PY) -m pip install -q -e '.[ui]'
-	@$(PY) -c 'import sys; sys.path.insert(0, "tests"); import ui_browser; sys.exit(0 if ui_browser.chromium() else 1)' || \
+	@$(PY) -c 'import sys; sys.path.insert(0, "tests"); from support import ui_browser; sys.exit(0 if ui_browser.chromium() else 1)' || \
 	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get install -y -q chromium; \
 	    else echo "no Chromium: install it with 'sudo apt-get install -y chromium' (the browser checks are skipped)"; fi; }
 
@@ -62,7 +62,7 @@ ui-check: ui-deps
 
 # One PNG per report (each system's report on its bundled example) into docs/img/.
 screenshots: ui-deps
-	JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/ui_browser.py screenshots
+	JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/support/ui_browser.py screenshots
 
 bench: venv
 	$(PY) -m pip install -q -e '.[test,bench]'

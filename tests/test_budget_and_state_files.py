@@ -7,7 +7,6 @@ replaced by a recorder, so "refused before Spark" is asserted, not assumed.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -18,6 +17,8 @@ from dqkit.cli import main
 from dqkit.errors import ParameterError, UnknownColumnError
 from dqkit.tcfc import GRACE_S, UNCOMPLETED, SpecError, tcfc
 from dqkit.tcfc.engines import BoundSide, Engine, EnginePool
+
+from support.tables import sqlite_table
 
 
 # ------------------------------------------------------------------------------------------ fixtures
@@ -34,19 +35,8 @@ def spark_calls(monkeypatch):
     return calls
 
 
-def _sqlite(path: Path) -> str:
-    if path.exists():
-        return f"sqlite:///{path.as_posix()}"
-    c = sqlite3.connect(path)
-    c.execute("CREATE TABLE t (k int, v text)")
-    c.executemany("INSERT INTO t VALUES (?, ?)", [(1, "a"), (2, "b")])
-    c.commit()
-    c.close()
-    return f"sqlite:///{path.as_posix()}"
-
-
 def _spec(tmp_path: Path, **top) -> dict:
-    url = _sqlite(tmp_path / "db.sqlite")
+    url = sqlite_table(tmp_path / "db.sqlite", "t", "k int, v text", [(1, "a"), (2, "b")])
     return {**top, "pairs": [{"name": "p", "source": {"url": url, "table": "t"}, "target": {"url": url, "table": "t"},
                               "aggregates": [["count", "*", "n"]], "levels": [[], ["k"]]}]}
 

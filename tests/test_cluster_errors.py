@@ -57,7 +57,7 @@ def test_the_matrix_compares_a_remote_reports_saved_summary_with_the_local_delta
     # saved nothing, and nothing when the two agree (timings are left out)
     import json
 
-    import matrix_runner
+    from support import matrix_runner
 
     summary = {"tables": {"users": {"rows_old": 6, "rows_new": 7, "updated": 2, "seconds": 1.5}}}
     local = tmp_path / "local" / "delta"
