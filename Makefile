@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test venv check-java bench clean ui-deps ui-check screenshots
+.PHONY: demo test test-perf venv check-java bench clean ui-deps ui-check screenshots
 
 check-java:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
@@ -44,8 +44,13 @@ TEST_CDS = $$(test -f $(CURDIR)/$(CDS) && echo -XX:SharedArchiveFile=$(CURDIR)/$
 $(CDS): $(STAMP) tests/support/jvm_archive.py tests/support/session_config.py
 	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM)" $(PY) tests/support/jvm_archive.py $@
 
+# Wall-clock bounds (tests marked perf: a budget or a cancel within its seconds) are left out: a loaded
+# machine would fail them; each such test's behaviour variant still runs. `make test-perf` runs them alone.
 test: venv $(CDS)
-	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile --no-loadscope-reorder
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests notebooks --nbval-lax -p no:cacheprovider --durations=15 -n 2 --dist loadfile --no-loadscope-reorder -m "not perf"
+
+test-perf: venv $(CDS)
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests -p no:cacheprovider -m perf
 
 # What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.

@@ -47,6 +47,29 @@ def table1(spark):
     return spark.read.option("header", True).option("inferSchema", True).csv(str(path))
 
 
+@pytest.fixture(params=["behaviour", pytest.param("wall-clock", marks=pytest.mark.perf)])
+def wall_clock(request):
+    """``with wall_clock.within(seconds):`` a time bound a test promises, asserted only in its ``wall-clock``
+    variant (marked ``perf``: ``make test-perf``); ``make test`` runs the ``behaviour`` variant, which
+    asserts everything else (tests/support/perf.py)."""
+    from support.perf import WallClock
+
+    return WallClock(enforced=request.param == "wall-clock")
+
+
+@pytest.fixture
+def spark_calls(monkeypatch):
+    """Calls to ``get_spark`` during the test (each one refused, so nothing starts a JVM)."""
+    calls: list[tuple] = []
+
+    def fake(*args, **kwargs):
+        calls.append((args, kwargs))
+        raise RuntimeError("test: Spark must not start here")
+
+    monkeypatch.setattr("dqkit.runtime.session.get_spark", fake)
+    return calls
+
+
 def pytest_collection_modifyitems(config, items):
     """The longest test files first (tests/support/schedule.py): with ``--dist loadfile --no-loadscope-reorder``
     (``make test``) the two workers end together instead of one running the cluster file alone."""
