@@ -1,5 +1,5 @@
 """The systems registry: one declaration per system, from which the CLI, the reports and the widgets
-are derived. A toy eighth system (tests/toy_system.py) proves it: it gets all three with no other code."""
+are derived. A toy eighth system (tests/support/toy_system.py) proves it: it gets all three with no other code."""
 from __future__ import annotations
 
 import json
@@ -21,9 +21,9 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture
 def toy(monkeypatch):
     """The toy system, registered here and, through the environment, in every kernel a report starts."""
-    import toy_system
+    from support import toy_system
 
-    monkeypatch.setenv("DQKIT_SYSTEMS", "toy_system:TOY")
+    monkeypatch.setenv("DQKIT_SYSTEMS", "support.toy_system:TOY")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     register(toy_system.TOY)
     yield toy_system.TOY

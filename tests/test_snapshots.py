@@ -5,7 +5,7 @@ after masking what changes from run to run (timings, absolute paths, temporary n
 tests/snapshots/<system>.txt and .html. A snapshot is rewritten only when asked for explicitly:
 ``pytest tests/test_snapshots.py --update-snapshots`` (or ``DQKIT_UPDATE_SNAPSHOTS=1``); a missing one
 fails with that command. The results come from the session's ``example_result`` fixture, shared with
-the registry contract tests (tests/snapshot_plugin.py).
+the registry contract tests (tests/support/snapshot_plugin.py).
 """
 from __future__ import annotations
 

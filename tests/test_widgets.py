@@ -183,16 +183,15 @@ def _slow_tables(slow_ids):
     return {"t": old}, {"t": new}
 
 
-def test_cancel_button_stops_the_running_spark_job(spark, slow_ids, wait_for):
+def test_cancel_button_stops_the_running_spark_job(spark, slow_ids, wait_for, wall_clock):
     old, new = _slow_tables(slow_ids)
     ex = DeltaExplorer(old, new, keys={"t": "id"}, spark=spark)
     ex.run_button.click()
     assert wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
     assert not ex.progress.cancel_button.disabled
-    started = time.monotonic()
-    ex.progress.cancel_button.click()
-    assert ex.controller.wait(60)
-    assert time.monotonic() - started < 30
+    with wall_clock.within(30, "Cancel"):
+        ex.progress.cancel_button.click()
+        assert ex.controller.wait(60)
     assert ex.status == "cancelled" and ex.result is None
     assert "cancelled" in ex.error and "Cancelled" in ex.message.value
     assert wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)

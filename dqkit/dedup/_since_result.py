@@ -12,7 +12,8 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from dqkit.dedup._em import FSModel
-from dqkit.dedup._result import SAVE_FORMATS, golden_records
+from dqkit.dedup._golden import golden_records
+from dqkit.dedup._result import SAVE_FORMATS
 from dqkit.dedup.config import DedupConfig
 from dqkit.dedup.diff import KINDS, DedupDiffResult
 from dqkit.errors import ParameterError
