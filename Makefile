@@ -55,10 +55,10 @@ test-perf: venv $(CDS)
 # Faults survived, the long way (not part of `make test`, which kills each writing command at a few fixed
 # points of its timeline): every writing command SIGKILLed at >= 20 random moments (the seed printed;
 # KILLS=, SEED=, BACKEND=local|connect to change), each output checked as it was or complete, inputs
-# unchanged, the next run clean (tests/faults_random.py).
+# unchanged, the next run clean (tests/support/faults_random.py).
 KILLS ?= 20
 faults: venv $(CDS)
-	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) tests/faults_random.py --kills $(KILLS) $(if $(SEED),--seed $(SEED)) $(if $(BACKEND),--backend $(BACKEND))
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) tests/support/faults_random.py --kills $(KILLS) $(if $(SEED),--seed $(SEED)) $(if $(BACKEND),--backend $(BACKEND))
 
 # What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.

@@ -5,7 +5,7 @@ works with no cleanup by hand; two runs saving one output at once; a full disk f
 
 The killed commands run as Spark Connect clients of one server shared by the module (no JVM of their own,
 so a kill costs about a second of CPU); where that server cannot start they run on local Spark.
-``make faults`` (tests/faults_random.py) adds at least 20 random timer kills per command.
+``make faults`` (tests/support/faults_random.py) adds at least 20 random timer kills per command.
 """
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ DATA = ROOT / "data"
 @pytest.fixture(scope="module")
 def backend():
     """``--remote URL`` of a Spark Connect server shared by this module's killed commands, or [] (local)."""
-    sys.path.insert(0, str(Path(__file__).parent))
-    from cluster import Cluster, ClusterUnavailable
+    from support.cluster import Cluster, ClusterUnavailable
 
     c = Cluster()
     try:

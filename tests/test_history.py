@@ -23,7 +23,7 @@ START = date(2026, 1, 5)  # a Monday
 
 @pytest.fixture
 def gauge(tmp_path):
-    import history_system
+    from support import history_system
 
     register(history_system.GAUGE)
     table = tmp_path / "t.txt"
@@ -219,7 +219,7 @@ def test_the_cli_gates_a_run_after_seven_nights_and_exits_1_listing_the_anomaly(
 
 
 def test_changing_a_shaping_parameter_starts_a_new_series_but_a_new_input_path_does_not(gauge, tmp_path):
-    from history_system import GaugeParams
+    from support.history_system import GaugeParams
 
     a = GaugeParams.parse({"table": gauge})
     assert params_digest(a) == params_digest(GaugeParams.parse({"table": "/elsewhere.txt"}))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dqkit.cli import main
-from sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 
 PDF = pd.DataFrame({
     "amount": [1.0, 2.0, 2.0, None, 5.0, 2.0, 40.0, 3.5],

@@ -8,7 +8,7 @@ output must be as it was before that run or complete, and the inputs unchanged; 
 kill's, then a final one without a kill) must need no cleanup: the final run exits as expected and leaves
 no temporary entry. Prints one line per kill and a summary table; exits 1 if any promise broke.
 
-    python tests/faults_random.py [--kills 20] [--seed S] [--backend connect|local] [--only NAME ...]
+    python tests/support/faults_random.py [--kills 20] [--seed S] [--backend connect|local] [--only NAME ...]
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE.parent), str(HERE)]  # tests/ (the cases) and tests/support/ (the harness)
 
 import test_faults as tf  # noqa: E402  (the cases, the checks)
 from dqkit.io import atomic  # noqa: E402
