@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changed", type=float, default=0.01, help="share of rows updated in the new version")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs of each before timing")
     args = parser.parse_args()
 
     from dqkit.delta import delta
@@ -68,8 +69,9 @@ def main() -> None:
         assert res.tables["t"].row_stats["differences"] == 2 * ((args.rows + every - 1) // every)  # updated ids
         return took
 
-    for name in runs:  # warm-up
-        once(name)
+    for _ in range(args.warmup):
+        for name in runs:
+            once(name)
     times: dict[str, list[float]] = {"same": [], "schema": []}
     for _ in range(args.repeat):
         for name in runs:
