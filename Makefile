@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-perf venv check-java bench clean ui-deps ui-check screenshots
+.PHONY: demo test test-perf venv check-java bench clean ui-deps ui-check screenshots faults
 
 check-java:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
@@ -51,6 +51,14 @@ test: venv $(CDS)
 
 test-perf: venv $(CDS)
 	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) -m pytest -q tests -p no:cacheprovider -m perf
+
+# Faults survived, the long way (not part of `make test`, which kills each writing command at a few fixed
+# points of its timeline): every writing command SIGKILLed at >= 20 random moments (the seed printed;
+# KILLS=, SEED=, BACKEND=local|connect to change), each output checked as it was or complete, inputs
+# unchanged, the next run clean (tests/support/faults_random.py).
+KILLS ?= 20
+faults: venv $(CDS)
+	DQKIT_SMALL_INPUT_JVM=always JDK_JAVA_OPTIONS="$(TEST_JVM) $(TEST_CDS)" $(PY) tests/support/faults_random.py --kills $(KILLS) $(if $(SEED),--seed $(SEED)) $(if $(BACKEND),--backend $(BACKEND))
 
 # What a new user sees, in a browser. Browsers cannot be downloaded here (`playwright install` fails), so
 # Playwright drives the system's Chromium (Debian's `chromium`); ui-deps installs what is missing, or names it.

@@ -114,10 +114,10 @@ def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_s
     # on the cluster, repair checkpointed reliably beside its --out; locally and over Connect (no server
     # folder) it took local checkpoints; no run left a checkpoint folder behind
     made = runs["standalone"]["results"]["repair"]["checkpoints"]
-    assert len(made) == 1 and Path(made[0]).name.startswith(".repair.checkpoint-"), made
+    assert len(made) == 1 and Path(made[0]).name.startswith(".repair.ckpt+"), made
     assert runs["local"]["results"]["repair"]["checkpoints"] == runs["connect"]["results"]["repair"]["checkpoints"] == []
     for backend in runs:
-        assert [p.name for p in (tmp_path / backend).iterdir() if ".checkpoint-" in p.name] == [], backend
+        assert [p.name for p in (tmp_path / backend).iterdir() if ".ckpt+" in p.name] == [], backend
     # the delta's saved row delta (written by the executors, or by the Connect server) holds the local rows
     saved = {"local": "delta", "standalone": "delta", "connect": "report_saved"}
     row_delta = {b: sorted((tuple(r) for r in spark.read.parquet(str(tmp_path / b / saved[b] / "users_row_delta"))

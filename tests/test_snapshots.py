@@ -32,7 +32,7 @@ _MASKS = [
     # wall-clock moments of the run (dates alone are data and stay)
     (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?"), "<MOMENT>"),
     # temporary names: dqkit's atomic siblings, uuids
-    (re.compile(r"\.tmp-[0-9a-f]{8}|\.old-[0-9a-f]{8}"), ".<TMP>"),
+    (re.compile(r"\.tmp-[0-9a-f]{8}|\.old-[0-9a-f]{8}|\.(?:tmp|old|ckpt)\+[^+/\s]+\+\d+\+\d+\+[0-9a-f]{8}"), ".<TMP>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<UUID>"),
 ]
 

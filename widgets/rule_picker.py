@@ -16,6 +16,7 @@ from dqkit.io.sources import DatabaseSource
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.pickers import ColumnPicker, _Guard, keep_selection
 from dqkit.widgets.result_view import wrap
+from dqkit.widgets.rule_suggestions import RuleSuggestions
 from dqkit.widgets.rules_controller import _EXAMPLES, RuleProblem, RulesController
 
 __all__ = ["RulePicker"]
@@ -28,6 +29,8 @@ class RulePicker(W.VBox):
     ``name: not(t1.x > t2.x and t1.y < t2.y)``) or build an FD from two column pickers. Every edit is
     parsed and checked against the column types: a mistake shows the rule, a caret under it and a hint.
     ``value`` is the list of valid rules; ``controller`` is the ``RulesController`` behind it.
+    ``suggest()`` offers the rules ``dqkit discover`` finds in the table, best score first, with their
+    error and violations; ``pick(i)`` adds one.
     """
 
     def __init__(self, source: DatabaseSource | TableListing | Any = None, *, table: str | None = None,
@@ -62,6 +65,7 @@ class RulePicker(W.VBox):
         self.file_message = W.HTML()
         self.load_button.on_click(lambda _: self._file_action("load"))
         self.save_button.on_click(lambda _: self._file_action("save"))
+        self.suggestions = RuleSuggestions(c)  # discovered rules, best first: picking one adds it
         c.on_change(self._on_controller)
         self._sync_tables()
         self._render()
@@ -69,7 +73,8 @@ class RulePicker(W.VBox):
             self.header, W.HBox([self.table, self.refresh_button]), self.schema,
             W.HBox([self.lhs, self.rhs, W.VBox([self.fd_name, self.add_fd_button])]),
             self.editor, self.status,
-            W.HBox([self.path, self.load_button, self.save_button, self.overwrite]), self.file_message])
+            W.HBox([self.path, self.load_button, self.save_button, self.overwrite]), self.file_message,
+            W.Accordion([self.suggestions], titles=("Suggested rules (dqkit discover)",))])
 
     # ----- public API
     @property
@@ -84,6 +89,15 @@ class RulePicker(W.VBox):
     @property
     def text(self) -> str:
         return self.controller.text
+
+    def suggest(self, result: Any = None, **options: Any) -> list[Any]:
+        """Discovered rules for the chosen table as suggestions, best score first (``RuleSuggestions``);
+        ``pick(i)`` adds one to the rules."""
+        return self.suggestions.suggest(result, **options)
+
+    def pick(self, *indices: int) -> list[str]:
+        """Add the suggestions at ``indices`` to the rules; returns the lines added."""
+        return self.suggestions.pick(*indices)
 
     def refresh(self) -> None:
         self.controller.refresh()

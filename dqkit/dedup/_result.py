@@ -308,6 +308,17 @@ class DedupResult(DedupCharts, Result):
                                             f"largest cluster {self.largest_cluster}); "
                                             f"{self.n_clusters:,} golden records")
 
+    def metrics(self) -> dict[str, float]:
+        """Records, candidate and matching pairs, clusters, and the duplicate share (records in a
+        cluster of two or more over all records)."""
+        n = self.n_records
+        return {"records": float(n), "candidate_pairs": float(self.n_pairs),
+                "matching_pairs": float(self.n_matching_pairs), "clusters": float(self.n_clusters),
+                "duplicate_clusters": float(self.duplicate_clusters),
+                "records_in_duplicates": float(self.records_in_duplicates),
+                "duplicate_share": float(self.records_in_duplicates) / n if n else 0.0,
+                "largest_cluster": float(self.largest_cluster)}
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         model = {c.label: {"method": c.method, "levels": c.level_labels(), "m": [float(x) for x in m],

@@ -107,6 +107,17 @@ class DedupSinceResult(Result):
                                             f"{self.records_in_duplicates:,} of {self.n_records:,} records "
                                             f"({self.n_matching_pairs:,} matching pairs); {since}")
 
+    def metrics(self) -> dict[str, float]:
+        """Records, matching pairs, clusters, the duplicate share and the changes since the saved run."""
+        from dqkit.contract.metrics import flatten
+
+        n = self.n_records
+        return {"records": float(n), "matching_pairs": float(self.n_matching_pairs),
+                "clusters": float(self.n_clusters), "duplicate_clusters": float(self.duplicate_clusters),
+                "records_in_duplicates": float(self.records_in_duplicates),
+                "duplicate_share": float(self.records_in_duplicates) / n if n else 0.0,
+                **flatten(dict(self.counts)), **flatten(dict(self.change_counts), "changes.")}
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         return {"table": self.table, "key": self.key, "since": self.since, "verdict": v.label, "summary": v.summary,

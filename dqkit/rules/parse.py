@@ -19,6 +19,7 @@ class _Tok:
     kind: str  # name, num, str, op, punct, end
     value: Any
     pos: int  # 0-based offset in the rule text
+    quoted: bool = False  # a `backticked` name: a column, never a keyword (`not` -> b is an FD)
 
 
 _TOKEN_RE = re.compile(r"""
@@ -60,9 +61,10 @@ def _tokenize(text: str, rule: str) -> list[_Tok]:
         elif kind == "punct":
             toks.append(_Tok("punct", s, i))
         elif kind == "name":
-            if s.startswith("`"):
+            quoted = s.startswith("`")
+            if quoted:
                 s = s[1:-1].replace("``", "`")
-            toks.append(_Tok("name", s, i))
+            toks.append(_Tok("name", s, i, quoted))
         i = m.end()
     toks.append(_Tok("end", None, len(text)))
     return toks
@@ -217,10 +219,11 @@ def parse_rule(text: str, name: str | None = None) -> FunctionalDependency | Den
         raise RuleError(f"rule {name!r}: empty rule")
     p = _Parser(body, name)
     first = p.tok
-    if first.kind == "name" and re.fullmatch(r"t\d+", first.value) and len(p.toks) > 1 and p.toks[1].value == "&":
+    if first.kind == "name" and not first.quoted and re.fullmatch(r"t\d+", first.value) and len(p.toks) > 1 \
+            and p.toks[1].value == "&":
         preds, declared_t2 = p.holoclean()
         form = "holoclean"
-    elif (first.kind == "name" and first.value.lower() == "not") or first.value in ("¬", "!"):
+    elif (first.kind == "name" and not first.quoted and first.value.lower() == "not") or first.value in ("¬", "!"):
         preds, declared_t2 = p.dc()
         form = "dc"
     elif any(t.kind == "arrow" for t in p.toks):

@@ -72,7 +72,7 @@ LAKE = System(
                 "skipped and the verdict is INCOMPLETE, exit 2 (the skipped tables are counted and named).",
     params=LakeParams,
     run=run,
-    template="lake_report",
+    template="system_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Edges", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no containment", 1: "containments found", 2: "error"},
     output="the edges, summary and report",

@@ -47,7 +47,7 @@ REPAIR = System(
                 "changed (old -> new) and the violations left without a fix.",
     params=RepairParams,
     run=run,
-    template="repair_report",
+    template="system_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Changes", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no violation remains", 1: "violations without a fix remain", 2: "error"},
     output="the repaired table: NAME.csv or NAME.parquet (the change list beside it as NAME.changes.csv/.parquet), "

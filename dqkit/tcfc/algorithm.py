@@ -139,7 +139,11 @@ class Scheduler:
             if self.expired() or any(p.name not in self.bound for p in self.spec.pairs):
                 break
             _, _, job = heapq.heappop(self.queue)
-            outcome = self._run_job(job)
+            try:
+                outcome = self._run_job(job)
+            except BaseException:  # an engine failed (a server lost mid-run): the job stays to do
+                st.pending.append(job)
+                raise
             if outcome is None:  # interrupted by the deadline or a cancel
                 st.pending.append(job)
                 break
@@ -410,9 +414,30 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
             sched.stored_leaves = stored.leaves
     try:
         state = sched.run(resume)
+    except Exception:
+        if reuse is not None:  # a server lost mid-run: what was proven is kept for the next --reuse run
+            _keep_proven(reuse, tspec, sched)
+        raise
     finally:
         pool_for_result = pool
     if reuse is not None:
         st_mod.save_state(reuse, tspec, state)
     result = TcfcResult(tspec, state, sched.bound, pool_for_result, reuse=reuse)
     return result
+
+
+def _keep_proven(reuse: Any, tspec: Any, sched: Scheduler) -> None:
+    """Save the state of a run an engine failure ended: the leaves proven so far, the rest pending
+    (UNCOMPLETED), so ``--reuse`` skips what is proven once the server is back. Best effort: the
+    failure itself is what the caller reports."""
+    from dqkit.tcfc import state as st_mod
+
+    st = sched.state
+    st.pending += [j for _, _, j in sorted(sched.queue)]
+    st.status = UNCOMPLETED
+    st.notes.append("stopped by an engine failure; the proven leaves are kept for the next --reuse run")
+    try:
+        st_mod.save_state(reuse, tspec, st)
+    except Exception:  # noqa: BLE001 - keep the engine's error, not this one
+        pass
+
