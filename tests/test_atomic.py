@@ -288,3 +288,13 @@ def test_the_fault_point_is_a_no_op_unless_named(monkeypatch):
     monkeypatch.setenv(atomic.FAULT_ENV, "after-rename:2")
     atomic.fault_point("before-rename")
     assert json.dumps(atomic._passes) == "{}"
+
+
+def test_a_folder_sweep_removes_the_killed_temporaries_of_every_name_for_writers_of_new_names(tmp_path):
+    """One file per append (a history): the next append writes another name, so it sweeps the folder."""
+    killed = _writer("file", tmp_path / "run-1.parquet", "x", fault="before-rename")
+    assert killed.returncode == -signal.SIGKILL and _temporaries(tmp_path)
+    live = atomic.temp_name(tmp_path / "run-2.parquet")
+    live.write_text("being written")
+    removed = atomic.sweep_folder(tmp_path, "run-")
+    assert [p.name for p in removed] != [] and _temporaries(tmp_path) == [live.name]

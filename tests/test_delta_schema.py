@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dqkit.checks import preflight
+from dqkit.checks import schemas
 from dqkit.cli import _derive, main
 from dqkit.delta import delta
 from dqkit.delta import schema as sd
@@ -64,9 +64,9 @@ def test_the_preflight_reads_types_from_parquet_footers_and_names_from_csv_heade
                                       "d": pa.array([pa.scalar(1, pa.decimal128(10, 2)).as_py()], pa.decimal128(10, 2)),
                                       "s": ["a"]}))
     (tmp_path / "c.csv").write_text("id,name\n1,a\n")
-    assert preflight.table_types(tmp_path / "t.parquet") == {"id": "int", "x": "double", "d": "decimal(10,2)",
+    assert schemas.table_types(tmp_path / "t.parquet") == {"id": "int", "x": "double", "d": "decimal(10,2)",
                                                              "s": "string"}
-    assert preflight.table_types(tmp_path / "c.csv") == {"id": None, "name": None}
+    assert schemas.table_types(tmp_path / "c.csv") == {"id": None, "name": None}
 
 
 # ---------------------------------------------------------------- options, parsed without Spark
@@ -234,7 +234,7 @@ def test_renames_are_proposed_with_their_evidence_and_never_applied(spark):
         assert res.sections()[2].title == "Proposed renames"
     accepted = delta({"t": old}, {"t": new}, keys={"t": "id"}, renames=["t.num=count"], spark=spark)
     assert accepted.schema.tables["t"].renamed == (("num", "count"),)
-    assert accepted.tables["t"].column_stats["count"]["count"] == 0
+    assert accepted.tables["t"].row_stats["differences"] == 0  # 5 = 5.0: count compared with num by value
 
 
 def test_a_per_column_tolerance_counts_close_values_as_equal_and_says_how_many(spark):
@@ -340,3 +340,11 @@ def test_every_count_of_a_delta_on_evolving_schemas_equals_a_pandas_oracle(spark
         want_counts = {("b2" if c == "b" and edits["rename"] == "given" else c): v
                        for c, v in want["column_counts"].items()}
         assert got == want_counts, (got, want_counts)
+
+
+def test_the_text_and_html_of_a_night_whose_schema_changed_match_their_snapshots(spark, update_snapshots):
+    from test_snapshots import SNAPSHOTS, check_snapshot, rendered
+
+    res = delta("data/users/new", "data/users/evolved", keys={"users": "id"}, spark=spark)
+    check_snapshot(SNAPSHOTS / "delta-schema.txt", rendered(res, "txt"), update_snapshots)
+    check_snapshot(SNAPSHOTS / "delta-schema.html", rendered(res, "html"), update_snapshots)

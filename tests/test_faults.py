@@ -31,7 +31,6 @@ DATA = ROOT / "data"
 @pytest.fixture(scope="module")
 def backend():
     """``--remote URL`` of a Spark Connect server shared by this module's killed commands, or [] (local)."""
-    sys.path.insert(0, str(Path(__file__).parent))
     from support.cluster import Cluster, ClusterUnavailable
 
     c = Cluster()
@@ -181,6 +180,7 @@ def test_a_command_killed_at_a_point_of_its_writes_leaves_each_output_as_it_was_
                 path.mkdir(parents=True)
                 (path / "previous.txt").write_text("the previous output")
             else:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("the previous output\n")
     before = {p: _tree(p) if p.exists() else None for p in outputs}
     inputs = _inputs(work)

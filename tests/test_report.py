@@ -35,7 +35,7 @@ def _cell_sources(nb) -> str:
 def test_the_report_parameters_are_the_declared_params_and_output():
     params = template_parameters("delta")
     assert list(params) == ["old", "new", "tables", "exclude", "key", "stages", "abs_tol", "rel_tol",
-                            "sample_rows", "output"]
+                            "rename", "tolerance", "schema_changes", "sample_rows", "output"]
     assert params["abs_tol"]["inferred_type_name"] == "float" and params["key"]["inferred_type_name"] == "list"
 
 

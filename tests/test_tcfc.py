@@ -492,12 +492,14 @@ def test_html_escapes_fragment_values(tmp_path):
     assert evil not in html and "&lt;script&gt;" in html
 
 
-def test_the_tcfc_declaration_states_the_kernels_orders_and_grace():
-    """The declaration names the job orders and GRACE_S without importing the kernel; they must agree."""
-    from dqkit.systems.tcfc import GRACE_TEXT, ORDERS
-    from dqkit.tcfc.algorithm import ORDERS as KERNEL_ORDERS
+def test_the_tcfc_declaration_offers_the_kernels_own_orders_and_grace():
+    """The declaration imports the job orders and GRACE_S from the kernel's Spark-free model: one spelling."""
+    from dqkit.systems.tcfc import GRACE_TEXT, ORDERS, TcfcParams
+    from dqkit.tcfc.compare import ORDER_FUNCTIONS
+    from dqkit.tcfc.model import ORDERS as KERNEL_ORDERS
 
-    assert ORDERS == tuple(KERNEL_ORDERS) and GRACE_TEXT == f"{GRACE_S:g} s"
+    assert ORDERS is KERNEL_ORDERS and tuple(ORDER_FUNCTIONS) == ORDERS and GRACE_TEXT == f"{GRACE_S:g} s"
+    assert TcfcParams.spec("order").choices == ORDERS
 
 
 def test_tcfc_cli_options_and_report_parameters_come_from_one_declaration(tmp_path, capsys):

@@ -217,6 +217,8 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
 
     targets = {Path(os.fspath(t)).expanduser().resolve(): df for t, df in files.items()}
     for out in targets:
+        sweep(out)  # a killed run's commit is finished (or its temporaries removed) before the checks
+    for out in targets:
         if out.suffix.lower() not in TABLE_FILE_SUFFIXES:
             raise ParameterError(f"cannot tell the format of {out}", hint="end the file name in .csv or .parquet")
         for source in inputs:
@@ -233,8 +235,6 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
                                                                   "(--overwrite) to replace it")
     first = next(iter(targets))
     first.parent.mkdir(parents=True, exist_ok=True)
-    for out in targets:
-        sweep(out)
     tmp = temp_name(first)  # named for this run: a killed run's folder is removed by the next (sweep)
     try:
         tmp.mkdir()

@@ -82,7 +82,7 @@ class DiscoverResult(Result):
         blocks.append(Table("Rules", frame, note="error: g3 for an FD, the violating share of ordered pairs for a DC; "
                                                  "support: rows in left-hand-side groups of two or more (FD), "
                                                  "pairs checked (DC); score: (support - violations) / rows (FD)",
-                            max_rows=max(sample_rows, 0) or None))
+                            max_rows=max(sample_rows, 0)))
         if self.notes:
             blocks.append(Notes("Notes", list(self.notes)))
         return blocks

@@ -15,7 +15,7 @@ _NAMES = {
     "History": "store", "HistoryError": "store", "Run": "store", "new_run": "store", "FORMAT": "store",
     "judge": "gates", "Judgement": "gates", "MIN_RUNS": "_defaults", "DEFAULT_FPR": "_defaults",
     "gate": "series", "series_of": "series", "drift": "series", "psi_from_quantiles": "series",
-    "split_metric": "series", "HistoryOptions": "record", "record_run": "record", "params_digest": "record",
+    "split_metric": "series", "HistoryOptions": "record", "record_run": "record", "record_metrics": "record", "params_digest": "record",
     "parse_as_of": "record", "read_history": "view", "HistoryResult": "view",
 }
 __all__ = sorted(_NAMES)

@@ -7,13 +7,16 @@ series itself best, one step ahead on rolling origins, is chosen. The band is th
 minus ``k`` robust scales of its residuals, ``k`` set for the false-positive rate ``fpr``:
 
 * ``k`` is the two-sided Student-t quantile at ``1 - fpr/2`` with the degrees of freedom a median
-  absolute deviation of ``n`` residuals carries (about 0.37 n), widened by ``sqrt(1 + 1/n)`` (a
+  absolute deviation of ``n`` residuals carries (about 0.37 n; 0.3 n is used, a margin for the choice
+  among predictors), widened by ``sqrt(1 + 1/n)`` (a
   prediction, not a mean), so a short history gets a wider band;
 * the scale is inflated when the rolling-origin errors were larger than the in-sample residuals said
   (the calibration on the series itself), never narrowed;
 * the scale has a floor of ``REL_FLOOR`` of the prediction's magnitude, so a metric that is constant or
   almost (a mean moving in its sixth digit) does not alarm on that noise, while a count that was always
-  zero still alarms when it moves.
+  zero still alarms when it moves;
+* a count (every value whole) is never judged finer than its resolution (half a unit either side), and a
+  count with at most three values seen (a minimum length) accepts the values it has already taken.
 
 Everything is numpy on the series: a judgement needs no Spark.
 """
@@ -126,7 +129,7 @@ def _scale(resid: np.ndarray) -> float:
 def _k(n: int, fpr: float) -> float:
     from scipy.special import stdtrit  # the Student-t quantile
 
-    df = max(2.0, 0.37 * (n - 1))
+    df = max(2.0, 0.3 * (n - 1))
     return float(stdtrit(df, 1 - fpr / 2)) * math.sqrt(1 + 1 / n)
 
 
@@ -170,4 +173,9 @@ def judge(metric: str, dates: Sequence[date], values: Sequence[float], new_date:
     pred, resid = _fit(method, t, wd, y, t_new, wd_new, pairs)  # type: ignore[misc]
     inflate = max(1.0, float(_med(zs)) / 0.6745) if zs else 1.0
     half = _k(n, fpr) * max(_scale(resid) * inflate, floor_of(pred))
-    return Judgement(metric, float(new_value), float(pred), float(pred - half), float(pred + half), method, n)
+    low, high = pred - half, pred + half
+    if np.all(y == np.round(y)) and np.abs(y).max() >= 1:  # a count: its resolution is 1, and a few values seen recur (a minimum length)
+        low, high = min(low, pred - 0.5), max(high, pred + 0.5)
+        if len(np.unique(y)) <= 3:
+            low, high = min(low, float(y.min())), max(high, float(y.max()))
+    return Judgement(metric, float(new_value), float(pred), float(low), float(high), method, n)

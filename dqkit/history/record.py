@@ -130,18 +130,28 @@ class Recorded:
                                "high": j.high, "method": j.method, "runs": j.runs} for j in self.anomalies]}
 
 
+def record_metrics(history: str | History, system: str, table: str, metrics: dict[str, float], as_of: Any = None, *,
+           fpr: float = DEFAULT_FPR, min_runs: int = MIN_RUNS, params_digest: str = "-", frame: Any = None,
+           spark: Any = None) -> Recorded:
+    """Judge ``metrics`` against the series (system, table, params_digest) of ``history``, then append
+    them as one run dated ``as_of`` (default today). The notebook-facing form of ``record_run``."""
+    from dqkit.history.series import gate, series_of
+
+    h = history if isinstance(history, History) else History(history)
+    day = parse_as_of(as_of)
+    rate = check_fpr(fpr)
+    frame = frame if frame is not None else h.read(spark)
+    series = series_of(frame).get((system, table, params_digest))
+    judgements = gate(series, metrics, day, rate, min_runs)
+    judgements.sort(key=lambda j: (not j.anomalous, j.metric))
+    where = h.append(new_run(system, table, params_digest, metrics, day), spark)
+    before = len([r for r in series.runs if r[1] < day]) if series else 0
+    return Recorded(where, system, table, before, judgements)
+
+
 def record_run(system: str, params: Any, result: Any, options: HistoryOptions, spark: Any = None) -> Recorded:
     """Judge ``result.metrics()`` against the series of (system, table, parameter digest), then append
     the run to the history (atomically). The gates see only runs dated before ``options.as_of``."""
-    from dqkit.history.series import gate, series_of
-
-    metrics = result.metrics()
-    table = options.table or subject(params)
-    digest = params_digest(params)
-    frame = options.frame if options.frame is not None else options.history.read(spark)
-    series = series_of(frame).get((system, table, digest))
-    judgements = gate(series, metrics, options.as_of, options.fpr, options.min_runs)
-    judgements.sort(key=lambda j: (not j.anomalous, j.metric))
-    where = options.history.append(new_run(system, table, digest, metrics, options.as_of), spark)
-    before = len([r for r in series.runs if r[1] < options.as_of]) if series else 0
-    return Recorded(where, system, table, before, judgements)
+    return record_metrics(options.history, system, options.table or subject(params), result.metrics(), options.as_of,
+                  fpr=options.fpr, min_runs=options.min_runs, params_digest=params_digest(params),
+                  frame=options.frame, spark=spark)

@@ -21,19 +21,21 @@ TIMELINE_COLUMNS = ["as_of", "value", "expected", "low", "high", "method", "runs
 def timeline(series: Series, metric: str, fpr: float = DEFAULT_FPR, min_runs: int = MIN_RUNS,
              last: int | None = 60) -> pd.DataFrame:
     """One row per run of ``series`` holding ``metric`` (the last ``last``): its value and, from the
-    ``min_runs``-th run on, the band the gate drew from the runs before it and whether it fell outside."""
-    rows = []
-    runs = series.runs if last is None else series.runs[-(last + 60):]
+    ``min_runs``-th run on, the band the gate drew from the runs before it and whether it fell outside
+    (the same ``judge`` the gates run, on the same values, drift included)."""
+    from dqkit.history.gates import judge
+
+    runs = series.runs if last is None else series.runs[-(last + 56):]
     drifted = Series(series.system, series.table, series.params_digest, runs).with_drift()
-    for i, ((_, day, _, _), m) in enumerate(zip(runs, drifted)):
-        if metric not in m:
-            continue
-        past = Series(series.system, series.table, series.params_digest, runs[:i])
-        js = gate(past, runs[i][3], day, fpr, min_runs, only=lambda n: n == metric) if i >= min_runs else []
-        j = js[0] if js else None
-        rows.append({"as_of": day, "value": m[metric], "expected": j.expected if j else None,
+    points = [(r[1], m[metric]) for r, m in zip(runs, drifted) if metric in m]
+    rows = []
+    for i, (day, value) in enumerate(points):
+        past = [(d, v) for d, v in points[:i] if d < day]
+        j = judge(metric, [d for d, _ in past], [v for _, v in past], day, value, fpr, min_runs) \
+            if len(past) >= min_runs else None
+        rows.append({"as_of": day, "value": value, "expected": j.expected if j else None,
                      "low": j.low if j else None, "high": j.high if j else None, "method": j.method if j else "",
-                     "runs": j.runs if j else i, "anomalous": bool(j and j.anomalous)})
+                     "runs": j.runs if j else len(past), "anomalous": bool(j and j.anomalous)})
     frame = pd.DataFrame(rows, columns=TIMELINE_COLUMNS)
     return frame if last is None else frame.tail(last).reset_index(drop=True)
 

@@ -181,6 +181,18 @@ def _remove(path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------ sweep
+def sweep_folder(folder: str | os.PathLike, prefix: str = "") -> list[Path]:
+    """``sweep`` every target in ``folder`` whose name starts with ``prefix``: for writers that make a new
+    name each time (one file per history append), whose next run never writes a killed run's name."""
+    names = set()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            parsed = parse_temp(entry.name)
+            if parsed is not None and parsed[0].startswith(prefix):
+                names.add(parsed[0])
+    return [p for name in sorted(names) for p in sweep(Path(folder) / name)]
+
+
 def sweep(target: str | os.PathLike) -> list[Path]:
     """Remove the stale temporaries of ``target`` (their owner is gone); returns what it removed.
 
@@ -383,9 +395,9 @@ def commit_files(staging: Path, moves: Sequence[tuple[Path, Path]], *, overwrite
             for _, out in moves:
                 if os.path.lexists(out):
                     raise _taken(out)
+        fault_point("before-rename")  # no journal yet: a kill here leaves every target as it was
         journal = [[os.path.relpath(src, staging), str(out)] for src, out in moves]
         (staging / JOURNAL).write_text(json.dumps(journal), encoding="utf-8")
-        fault_point("before-rename")
         for i, (src, out) in enumerate(moves):
             os.replace(src, out)
             if i == 0:

@@ -4,10 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.delta._names import STAGES
+from dqkit.delta.schema import SCHEMA_CHANGES
 from dqkit.systems.base import Params, System, param
-
-STAGES = ("dedup", "row", "column")
-SCHEMA_CHANGES = ("report", "fail")  # dqkit.delta.schema.SCHEMA_CHANGES
 
 
 @dataclass(frozen=True)
@@ -49,11 +48,14 @@ class DeltaParams(Params):
         footers and headers); the key syntax reads."""
         from dqkit.checks import preflight
         from dqkit.checks.params import parse_keys
+        from dqkit.errors import ParameterError
 
+        if not self.stages:
+            raise ParameterError("no stage given", hint=f"--stages takes a comma-separated subset of {','.join(STAGES)}")
         parse_keys(list(self.key))
         preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
-                        stages=",".join(self.stages), abs_tol=self.abs_tol, rel_tol=self.rel_tol,
-                        sample_rows=self.sample_rows, renames=list(self.rename), tolerances=list(self.tolerance),
+                        abs_tol=self.abs_tol, rel_tol=self.rel_tol, sample_rows=self.sample_rows,
+                        renames=list(self.rename), tolerances=list(self.tolerance),
                         schema_changes=self.schema_changes)
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.lake.modes import MODES
 from dqkit.systems.base import Params, System, param
-
-MODES = ("paper", "strict")
 
 
 def check_lake_options(*, verify: bool, bag: bool, plan: bool, costs: str | None) -> None:

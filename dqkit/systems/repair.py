@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.repair.methods import METHODS
 from dqkit.systems._rules import RulesParams
 from dqkit.systems.base import System, param
-
-#: dqkit.repair.METHODS, spelled here so that ``dqkit --help`` and a refusal load no Spark (a test pins it)
-METHODS = ("auto", "equivalence-class", "holistic")
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,12 @@ from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentab
 from dqkit.tcfc.engines import max_batch as engine_max_batch
 from dqkit.tcfc.model import (  # noqa: F401 - the job model, re-exported where it was first defined
     COMPLETED, DIFF, ERROR, EXCESS, GRACE_S, HEALTHY, MISSING, REUSE, ROOT, UNCOMPLETED, _GROUP, Difference, Job,
-    JobRecord, RunState, project,
+    ORDERS, JobRecord, RunState, project,
 )
 from dqkit.tcfc.spec import CompareSpec, TcfcSpec, check_budget, check_run_options, load_spec
 
 from dqkit.tcfc.compare import (  # noqa: F401 - the orders, re-exported where they were first defined
-    EQUAL_SAMPLE, ORDERS, breadth_first, classify, default_order, sorted_values,
+    EQUAL_SAMPLE, ORDER_FUNCTIONS, breadth_first, classify, default_order, sorted_values,
 )
 
 
@@ -394,7 +394,7 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
             from dqkit.errors import ParameterError
 
             raise ParameterError(f"unknown job order {order!r}", hint=f"use one of {', '.join(ORDERS)}")
-        order_fn = ORDERS[order]
+        order_fn = ORDER_FUNCTIONS[order]
     else:
         order_fn = order
     if reuse_mode not in ("prune", "resume"):

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parents[1]  # tests/: the cases of test_faults
-sys.path.insert(0, str(HERE))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]  # tests/ (the cases) and tests/support/ (the harness)
 
 import test_faults as tf  # noqa: E402  (the cases, the checks)
 from dqkit.io import atomic  # noqa: E402
@@ -129,7 +129,7 @@ def main() -> int:
     cluster = None
     backend: list[str] = []
     if args.backend == "connect":
-        from support.cluster import Cluster
+        from cluster import Cluster
 
         cluster = Cluster()
         backend = ["--remote", cluster.connect("faults")]
