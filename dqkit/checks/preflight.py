@@ -1,5 +1,8 @@
 """Checks that need no Spark, run by every command before a SparkSession starts.
 
+Long because the per-command checks (delta's schemas, rules, dedup, lake: the last third) are thin
+callers of the path, schema, file and output helpers above them; they would be the seam to split on.
+
 A typo'd path, a rule file in the wrong encoding, a column that does not exist, a threshold of 7 or
 an ``--out`` folder inside an input are refused here, in well under a second, with exit 2 and a hint,
 instead of after a JVM has started. Nothing here imports pyspark or pandas: schemas come from Parquet
