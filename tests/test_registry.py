@@ -144,3 +144,14 @@ def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_rep
     json.loads(render.dumps(result.to_dict()))
     assert "\n" not in repr(result) and len(repr(result)) < 300 and name in repr(result)
     assert result.exit_code == (0 if result.verdict.ok else 1)
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_section_of_the_example_result_has_a_stable_key_that_a_declared_tab_names(name, example_result):
+    result = example_result(name)
+    blocks = result.sections(sample_rows=10)
+    unkeyed = [f"{type(b).__name__} {getattr(b, 'title', '')!r}" for b in blocks if not getattr(b, "key", "")]
+    assert not unkeyed, unkeyed
+    tabs = get(name).tabs
+    named = {k for t in tabs for k in (*t.keys, *t.when)}
+    assert any(not t.keys for t in tabs) or {b.key for b in blocks} <= named, ({b.key for b in blocks} - named)

@@ -252,7 +252,7 @@ def test_the_key_and_repair_controls_reach_the_controller(table1):
     ex.max_iterations.value = 3
     c = ex.controller
     assert (c.key, c.repair, c.method, c.max_iterations) == ("tid", True, "equivalence-class", 3)
-    assert c.arguments()["key"] == "tid" and c.expected_steps() == 2 + 1 + 3
+    assert c.params().key == "tid" and c.expected_steps() == 2 + 1 + 3
     assert list(ex.method.options) == ["auto", "equivalence-class", "holistic"]
 
 

@@ -21,7 +21,7 @@ from dqkit.widgets.progress import SparkProgress
 from dqkit.widgets.query_cleaner import QueryCleaner, QueryController
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 from dqkit.widgets.since_review import ChangeReview, SinceView
-from dqkit.widgets.system import SystemController, SystemExplorer
+from dqkit.widgets.system import SystemController, SystemExplorer, explore
 from dqkit.widgets.tcfc_explorer import TcfcController, TcfcExplorer
 from dqkit.widgets.rules_controller import RuleProblem, RulesController
 from dqkit.widgets.rule_picker import RulePicker
@@ -31,5 +31,5 @@ from dqkit.widgets.rules_explorer import ViolationExplorer
 __all__ = ["ChangeReview", "ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
            "LakeController", "LakeExplorer", "QueryCleaner", "QueryController", "ResultView", "RulePicker", "SinceView",
            "RuleProblem", "RulesController", "RunController", "SparkProgress", "SystemController", "SystemExplorer", "TableListing", "TablePicker",
-           "TcfcController", "TcfcExplorer",
+           "TcfcController", "TcfcExplorer", "explore",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 from dqkit.contract import render
 from dqkit.errors import ParameterError
 from dqkit.contract.result import sections_html
+from dqkit.systems import get
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.declared import convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView
@@ -71,8 +72,7 @@ class QueryCleaner(ExplorerBase):
         self.answers = W.HTML()
         self.cost = W.HTML()
         self.sample_rows = sample_rows
-        view = ResultView((("Answers", lambda b: False), ("Relaxation", lambda b: getattr(b, "title", "") == "Relaxation trace"),
-                           ("Plan and decisions", None)), sample_rows)
+        view = ResultView(get("query").tabs, sample_rows)
         self._build_run_controls(self.controller, view)
         #: the one Cancel button, the progress bar's (enabled only while a query runs)
         self.cancel_button = self.progress.cancel_button
@@ -103,15 +103,17 @@ class QueryCleaner(ExplorerBase):
         """The dirty and cleaned answers side by side, the cost model's totals, then the tabs: all of them
         the result's own ``sections()``."""
         blocks = result.sections(sample_rows=self.sample_rows)
-        cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
-        dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
+        of = lambda *keys: [b for b in blocks if getattr(b, "key", "") in keys]  # noqa: E731 - by section key
         self.answers.value = render.HTML_STYLE + (
             "<div style='display:flex;gap:24px'>"
-            f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
-        costs = [b for b in blocks if getattr(b, "title", "").startswith("Cost model")]  # the result's own
+            f"<div>{sections_html(of('dirty'))}</div><div>{sections_html(of('answer'))}</div></div>")
+        costs = of("cost")  # the result's own
         self.cost.value = render.HTML_STYLE + sections_html(costs) if costs else ""
         super().show_result(result)
-        self.view.children[0].value = self.answers.value  # the Answers tab: dirty and cleaned side by side
+        if self.view.shown and self.view.shown[0].title == get("query").tabs[0].title:
+            # the answer tab: the verdict, then the dirty and cleaned answers side by side
+            self.view.children[0].value = (render.HTML_STYLE + sections_html(of("summary", "workload"))
+                                           + self.answers.value)
 
     def clear_results(self) -> None:
         super().clear_results()

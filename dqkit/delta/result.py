@@ -16,7 +16,7 @@ from dqkit.delta.calc import diff_unit
 from dqkit.delta.kernel import dedup_frame
 from dqkit.delta.plan import TablePlan
 from dqkit.errors import ParameterError, UnknownTableError
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.runtime.sparkutil import quote_ident as _q
 
 @dataclass(frozen=True)
@@ -191,34 +191,36 @@ class DeltaResult(Result):
                  "stages": ", ".join(self.stages)}
         if p.get("abs_tol") or p.get("rel_tol"):
             facts["float tolerance"] = f"abs {render.plain(p.get('abs_tol'))}, rel {render.plain(p.get('rel_tol'))}"
-        blocks: list[Any] = [self.verdict_block(), Facts("What was compared", facts)]
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("What was compared", facts, key="summary")]
         if self.tables and ("row" in self.stages or "dedup" in self.stages):
-            blocks.append(Table("Row statistics", self.row_stats))
-            blocks.append(Chart("Difference count per table", "difference_count", self.plot_difference_count))
+            blocks.append(Table("Row statistics", self.row_stats, key="row_stats"))
+            blocks.append(Chart("Difference count per table", "difference_count", self.plot_difference_count,
+                                key="charts"))
             if "row" in self.stages:
                 blocks.append(Chart("Difference percentage per table", "difference_percent",
-                                    self.plot_difference_percent))
+                                    self.plot_difference_percent, key="charts"))
         for name, t in self.tables.items():
             if t.column_stats:
                 blocks.append(Table(f"Column statistics: {name}", self.column_stats(name),
                                     note="count: changed key-paired rows; min to max: the size of each change "
-                                         f"({'; '.join(f'{c}: {u}' for c, u in self.units(name).items())})"))
+                                         f"({'; '.join(f'{c}: {u}' for c, u in self.units(name).items())})",
+                                    key="column_stats"))
                 blocks.append(Chart(f"Differences per column of {name}", f"{name}_column_differences",
-                                    lambda name=name: self.plot_column_differences(name)))
+                                    lambda name=name: self.plot_column_differences(name), key="charts"))
                 blocks.append(Chart(f"Quartiles of {name}", f"{name}_quartiles",
-                                    lambda name=name: self.plot_quartiles(name)))
+                                    lambda name=name: self.plot_quartiles(name), key="charts"))
         if sample_rows:
             for name, t in self.tables.items():
                 if t.updates is not None and (t.pairing or {}).get("paired", 0) > 0:
                     frame = self.changes(name, sample_rows)
                     blocks.append(Table(f"Changes: {name}", frame,
                                         note=f"first {sample_rows} changed rows in key order, each changed column "
-                                             "as old -> new; whole rows: result.updates(table)"))
+                                             "as old -> new; whole rows: result.updates(table)", key="changes"))
                 if t.row_delta is not None and t.row_stats.get("differences", 0) > 0:
                     frame, note = self.row_delta_sample(name, sample_rows)
-                    blocks.append(Table(f"Row delta sample: {name}", frame, note=note))
+                    blocks.append(Table(f"Row delta sample: {name}", frame, note=note, key="row_delta"))
         if self.messages:
-            blocks.append(Notes("Notes", self.messages))
+            blocks.append(Notes("Notes", self.messages, key="notes"))
         return blocks
 
     def frames(self, include_dedup: bool = False) -> dict[str, DataFrame]:

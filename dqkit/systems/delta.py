@@ -14,9 +14,9 @@ class DeltaParams(Params):
     """What ``dqkit delta``, ``dqkit report delta`` and the delta widget take."""
 
     old: str = param(help="old version: a folder of tables, a table file, or catalog:DB", positional=True,
-                     input=True)
+                     input=True, accepts="database")
     new: str = param(help="new version: a folder of tables, a table file, or catalog:DB", positional=True,
-                     input=True)
+                     input=True, accepts="database")
     tables: tuple[str, ...] = param((), help="compare only these tables", repeat=True, metavar="TABLE[,TABLE]")
     exclude: tuple[str, ...] = param((), help="exclude a table, or a column (dropped before hashing)", repeat=True,
                                      metavar="TABLE[.COL]")
@@ -39,6 +39,8 @@ class DeltaParams(Params):
         from dqkit.checks.params import parse_keys
 
         parse_keys(list(self.key))
+        if self.in_memory("old") or self.in_memory("new"):
+            return  # a {name: table} mapping (a notebook's): its tables, keys and columns are checked when read
         preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
                         stages=",".join(self.stages), abs_tol=self.abs_tol, rel_tol=self.rel_tol,
                         sample_rows=self.sample_rows)
@@ -62,7 +64,9 @@ DELTA = System(
     params=DeltaParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table", "Changes")), ("Charts", ("Chart",))),
+    tabs=(("Summary", ("summary", "notes")), ("Row delta", ("row_stats", "column_stats", "changes", "row_delta")),
+          ("Charts", ("charts",))),
+    progress_unit="tables",
     exit_codes={0: "identical", 1: "different", 2: "error"},
     output="the validation namespace (delta tables, statistics, charts, report.html)",
     example={"old": "data/users/old", "new": "data/users/new", "key": ["users=id"]},
