@@ -86,25 +86,21 @@ def _kernel_imports(path: Path) -> list[str]:
     return found
 
 
-#: widget modules that still reach a kernel for presentation of their own (see their first docstring line)
-PENDING = {"query_cleaner.py"}
-
-
 @pytest.mark.parametrize("module", sorted(p.name for p in WIDGETS.glob("*.py")))
-def test_no_widget_module_imports_or_calls_a_kernel_package(module, request):
-    if module in PENDING:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="still reaches its kernel directly"))
+def test_no_widget_module_imports_or_calls_a_kernel_package(module):
     assert _kernel_imports(WIDGETS / module) == []
 
 
-#: the kernel packages the PENDING modules still load when the widgets are imported
-PENDING_KERNELS = {"dqkit.relax"}
+def test_the_kernel_scan_finds_an_import_inside_a_function(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from dqkit.lake.optret import opt_ret\n    import dqkit.delta\n"
+                   "from dqkit.systems.lake import lake_tables\n")
+    assert _kernel_imports(bad) == ["dqkit.lake.optret", "dqkit.delta"]
 
 
-def test_importing_the_widgets_loads_no_kernel_package_beyond_the_pending_ones():
+def test_importing_the_widgets_loads_no_kernel_package():
     code = ("import json, sys, dqkit.widgets\n"
             f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({KERNELS!r}))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    loaded = json.loads(out.stdout.strip().splitlines()[-1])
-    assert {".".join(m.split(".")[:2]) for m in loaded} <= PENDING_KERNELS, loaded
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []

@@ -6,9 +6,11 @@ public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultV
 (rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs), ``TcfcExplorer``
 (time-budgeted fragment comparison with a growing drill-down tree), ``LakeExplorer`` (R2D2 on a lake) and
 ``QueryCleaner`` (Daisy: queries cleaned on demand), ``SinceView``/``ChangeReview`` (a nightly
-``detect --since`` in New/Resolved/Persisting tabs; per-cell review of a change list), ``SystemExplorer``/``SystemController`` (any system of
-the registry, derived from its declaration); ``RunController``/``ExplorerBase`` are the run plumbing
-every explorer shares.
+``detect --since`` in New/Resolved/Persisting tabs; per-cell review of a change list), ``explore(name, **values)``
+(``SystemExplorer``/``SystemController``: any system of the registry, derived from its declaration alone);
+``RunController`` (every run is ``System.run`` with the declared ``Params``) and ``ExplorerBase`` are the
+run plumbing every explorer shares. No module here imports a kernel package: runs and what a view needs
+beyond a result go through the declarations (``dqkit.systems``).
 """
 from __future__ import annotations
 

@@ -45,11 +45,13 @@ def in_memory(value: Any, accepts: str | None) -> bool:
     a path: no file check looks at it and no report or command line can carry it)."""
     if accepts is None or value is None or isinstance(value, (str, os.PathLike)):
         return isinstance(value, RuleText) and accepts == "rules"
+    if isinstance(value, (list, tuple)):
+        return False  # a list of values (each item is looked at on its own)
     if accepts == "table":
         return is_frame(value)
     if accepts == "database":
         return is_frame(value) or isinstance(value, Mapping)
-    return True  # rules: rule objects; object: any value (a spec, a cost model, a config mapping)
+    return True  # rules: a rule object; object: a spec, a cost model, a config or a {name: value} mapping
 
 
 def param(default: Any = MISSING, *, help: str, positional: bool = False, metavar: str | None = None,
