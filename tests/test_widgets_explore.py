@@ -104,3 +104,38 @@ def test_importing_the_widgets_loads_no_kernel_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+class _Frame:
+    """Stands for an in-memory DataFrame (a schema and a session), so the checks run without Spark."""
+
+    schema = None
+    sparkSession = None
+    columns = ["id", "zip", "city"]
+
+
+def test_in_memory_values_skip_the_file_checks_and_a_report_cannot_carry_them(tmp_path):
+    from dqkit.errors import DqkitError, ParameterError
+    from dqkit.systems.base import RuleText
+
+    frame = _Frame()
+    delta = get("delta").prepare(old={"t": frame}, new={"t": frame}, key=["t=id"])  # no folder exists: no check
+    assert delta.in_memory("old") and delta.inputs() == [] and delta.old == {"t": frame}
+    with pytest.raises(ParameterError, match="in-memory value"):
+        delta.to_argv()
+    with pytest.raises(DqkitError):  # the key syntax is still checked
+        get("delta").prepare(old={"t": frame}, new={"t": frame}, key=["tid"])
+    detect = get("detect").prepare(table=frame, rules=RuleText("phi: zip -> city"), key="id")
+    assert [r.name for r in detect.load_rules()] == ["phi"] and detect.table_name() == "table"
+    with pytest.raises(DqkitError):  # typed rules that do not parse are refused before Spark
+        get("detect").prepare(table=frame, rules=RuleText("phi: zip ->"), key="id")
+    with pytest.raises(DqkitError, match="no such|does not exist|not found"):  # a path is still checked
+        get("detect").prepare(table=str(tmp_path / "missing.csv"), rules=RuleText("zip -> city"))
+    config = {"blocking": [["zip"]], "comparisons": [{"column": "city", "method": "jaro_winkler"}]}
+    assert get("dedup").prepare(table=frame, key="id", config=config).in_memory("config")
+    with pytest.raises(DqkitError, match="nope"):  # the one config parser names the bad method
+        get("dedup").prepare(table=frame, key="id", config={**config, "comparisons": [{"column": "city",
+                                                                                       "method": "nope"}]})
+    query = get("query").prepare(query="SELECT zip FROM cities", table={"cities": frame},
+                                 rules={"cities": RuleText("zip -> city")}, key={"cities": "id"})
+    assert query.inputs() == [] and query.in_memory("table")

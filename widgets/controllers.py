@@ -97,7 +97,8 @@ class RunController(_Observable):
     def run_system(self, name: str, params: Params, progress: Callable[[str, str, int, int], None]) -> Any:
         """One declared system's ``System.run`` inside this run (the violation explorer runs ``detect``,
         then ``repair``), with this run's session and cancel."""
-        return get(name).run(params, spark=self.spark, progress=progress, cancel=self.cancel_event)
+        system = self.system if isinstance(self.system, System) and self.system.name == name else get(name)
+        return system.run(params, spark=self.spark, progress=progress, cancel=self.cancel_event)
 
     def expected_steps(self) -> int:
         """How many steps the run will report (0 when unknown)."""
