@@ -161,3 +161,14 @@ def test_the_registry_and_every_declaration_load_without_pyspark():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split(" ", 1) == [str(len(SYSTEMS)), "[]\n"], run.stdout
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
+def test_every_section_of_the_example_result_has_a_stable_key_that_a_declared_tab_names(name, example_result):
+    result = example_result(name)
+    blocks = result.sections(sample_rows=10)
+    unkeyed = [f"{type(b).__name__} {getattr(b, 'title', '')!r}" for b in blocks if not getattr(b, "key", "")]
+    assert not unkeyed, unkeyed
+    tabs = get(name).tabs
+    named = {k for t in tabs for k in (*t.keys, *t.when)}
+    assert any(not t.keys for t in tabs) or {b.key for b in blocks} <= named, ({b.key for b in blocks} - named)

@@ -77,12 +77,10 @@ def _idle(ex: Any) -> bool:
 
 
 def _wait_until_cancelled(ex: Any) -> Callable[[Any], Any]:
-    stop = getattr(ex.controller, "_stop", None)  # TCFC's own stop (an early budget)
-
     def work(progress: Any) -> Any:
         while True:
             progress("stage", "item", 0, 1)  # raises CancelledError once the run is cancelled
-            if stop is not None and stop.is_set():
+            if ex.controller.cancel_event.is_set():  # the run's cancel (TCFC's is only this: an early budget)
                 raise CancelledError("the run was cancelled; nothing was written")
             threading.Event().wait(0.02)
 

@@ -64,9 +64,9 @@ def test_the_shadow_check_catches_a_trait_shadowed_by_a_mixin_or_a_property():
     assert _shadowed(Boxed) == ["children", "layout"]
 
 
-def test_the_violation_view_draws_its_four_tab_titles():
+def test_the_violation_view_draws_the_declared_detect_tab_titles_then_its_own():
     from dqkit.widgets.rules_explorer import ViolationView
 
     view = ViolationView(W.VBox())  # the graph tab's content does not matter to its title
-    assert list(view.titles) == ["Violations per rule", "Violations and fixes", "Violation graph", "Repairs"]
-    assert len(view.children) == 4
+    assert list(view.titles) == ["Summary", "Violations", "Charts", "Violation graph", "Repairs"]  # detect's declared tabs first
+    assert len(view.children) == 5

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from dqkit.errors import CancelledError
 from dqkit.runtime.progress import BackgroundRun
 from dqkit.contract.render import atomic_folder
+from dqkit.systems import get
 from dqkit.widgets import ColumnPicker, DeltaController, DeltaExplorer, SparkProgress, TablePicker
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "users"
@@ -60,11 +61,13 @@ def test_explorer_run_button_gives_the_papers_statistics_and_renders_them(spark)
     assert (row["differences"], row["percent"]) == (5, 71.4)
     cols = result.column_stats("users").set_index("column")
     assert cols.loc["salary", "max"] == 50 and cols.loc["name", "count"] == 1
-    rows_tab, cols_tab, samples_tab = (t.value for t in ex.tabs.children)
-    assert "DIFFERENT" in rows_tab and "71.4" in rows_tab and rows_tab.count("<img") == 2
-    assert "Column statistics: users" in cols_tab and "Quartiles of users" in cols_tab
-    assert "Row delta sample: users" in samples_tab and "Changes: users" in samples_tab
-    assert "Karol" in samples_tab
+    assert [ex.tabs.get_title(i) for i in range(len(ex.tabs.children))] == [t.title for t in get("delta").tabs]
+    summary_tab, delta_tab, charts_tab = (t.value for t in ex.tabs.children)  # delta's declared tabs
+    assert "DIFFERENT" in summary_tab and "What was compared" in summary_tab
+    assert "71.4" in delta_tab and "Column statistics: users" in delta_tab
+    assert "Row delta sample: users" in delta_tab and "Changes: users" in delta_tab
+    assert "Karol" in delta_tab
+    assert charts_tab.count("<img") == 4 and "Quartiles of users" in charts_tab
     assert ex.progress.cancel_button.disabled and ex.progress.bar.value == 100
     assert ex.controller.fraction == 1.0 and ex.controller.tables_done == ex.controller.tables_total == 1
     assert not ex.run_button.disabled
@@ -107,20 +110,22 @@ def test_refresh_of_the_table_list_keeps_valid_selections(spark, tmp_path):
     assert c.selected_tables == ["a"] and ex.table_picker.value == ("a",)
     assert c.keys == {"a": ["k"]} and c.excluded == {"a": ["v"]}
     assert ex.key_table.value == "a" and ex.key_picker.value == ("k",) and ex.exclude_picker.value == ("v",)
-    assert c.arguments()["exclude"] == ["a.v"]
+    assert c.params().exclude == ("a.v",)
 
 
-def test_controller_turns_selections_into_delta_arguments_and_report_parameters(spark):
+def test_controller_turns_selections_into_delta_params_and_report_parameters(spark):
     c = DeltaController(str(DATA / "old"), str(DATA / "new"), spark=spark)
     c.select_tables(["users"])
     c.set_key("users", ["id"])
     c.set_excluded("users", ["birthday"])
     c.set_stages(["row", "dedup"])
     c.set_tolerance(0.5, 0.01)
-    assert c.arguments() == {"tables": ["users"], "exclude": ["users.birthday"], "keys": {"users": ["id"]},
-                             "stages": ["dedup", "row"], "abs_tol": 0.5, "rel_tol": 0.01}
-    params = c.as_parameters()
-    assert params["keys"] == "users=id" and params["exclude"] == "users.birthday"
+    p = c.params()  # the declared DeltaParams, checked as the CLI checks them
+    assert (p.tables, p.exclude, p.key, p.stages, p.abs_tol, p.rel_tol) == (
+        ("users",), ("users.birthday",), ("users=id",), ("dedup", "row"), 0.5, 0.01)
+    params = c.params(listed=False).to_parameters()  # what `dqkit report delta` takes to reproduce the run
+    assert params["key"] == ["users=id"] and params["exclude"] == ["users.birthday"]
+    assert params["old"] == str(DATA / "old") and params["stages"] == ["dedup", "row"]
     with pytest.raises(Exception, match="no column nope"):
         c.set_key("users", ["nope"])
 
@@ -173,7 +178,7 @@ def test_values_reaching_the_widget_html_are_escaped(spark, tmp_path):
     assert ex.controller.stages == ["dedup", "row"]
     ex.run(120)
     assert ex.status == "done", ex.error
-    samples = ex.tabs.children[2].value
+    samples = ex.tabs.children[1].value  # the "Row delta" tab: the row delta sample shows the value
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in samples and "<script>alert" not in samples
 
 

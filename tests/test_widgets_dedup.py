@@ -221,8 +221,9 @@ def test_rule_and_comparison_lines_and_a_config_round_trip(spark, people):
                                                {"column": "postcode", "method": "exact"}],
                                "threshold": 0.8, "max_block_size": 50}
     assert c.problems() == [] and "max_block_size: 50" in c.config_yaml()
-    assert c.as_parameters("dedup.yaml") == {"table": "people", "key": "rec_id", "config": "dedup.yaml",
-                                             "threshold": "0.8"}
+    p = c.params()  # the declared DedupParams the run takes: the listed DataFrame, named as listed
+    assert (p.table is sdf, p._name, p.key, p.config, p.threshold) == (True, "people", "rec_id", c.config_dict(), 0.8)
+    assert p.in_memory("table") and p.in_memory("config") and p.inputs() == []
     ex = DedupExplorer(controller=c)
     assert ex.comparisons.value == "surname: jaro_winkler 0.9\npostcode: exact" and ex.threshold.value == 0.8
 

@@ -18,7 +18,7 @@ from dqkit.widgets.local_graph import LocalHypergraph, local_capable
 
 TABLE1 = "data/bigdansing_table1.csv"
 RULES1 = "data/bigdansing_table1_rules.yaml"
-GRAPH_TAB = 2
+GRAPH_TAB = 3  # after detect's declared Summary, Violations, Charts
 
 
 def _spark_sizes(graph) -> list[tuple]:

@@ -188,15 +188,17 @@ def test_violation_graph_bounds_its_labels_and_draws_an_empty_graph():
 def test_explorer_finds_the_violations_of_table1_per_rule(explored):
     run = explored.result
     assert run.detection.counts == {"phiF": 2, "phiD": 2}  # phiF: (t2, t4) and (t4, t6)
-    per_rule, samples, _, _ = (explored.tabs.children[i] for i in range(4))
-    assert "VIOLATIONS" in per_rule.value and per_rule.value.count("<img") == 1
+    assert list(explored.tabs.titles) == ["Summary", "Violations", "Charts", "Violation graph", "Repairs"]
+    summary, samples, chart = (explored.tabs.children[i] for i in range(3))  # detect's declared tabs first
+    assert "VIOLATIONS" in summary.value and chart.value.count("<img") == 1
+    assert "Violations per rule" in samples.value
     assert "First violations" in samples.value and "First candidate fixes" in samples.value
     assert "t4[city] = t6[city]" in samples.value and "t1[salary] &gt;= t2[salary]" in samples.value
     assert explored.progress.bar.value == 100 and explored.controller.fraction == 1.0
     assert not explored.run_button.disabled
 
 
-GRAPH_TAB = 2
+GRAPH_TAB = 3  # after detect's declared Summary, Violations, Charts
 
 
 def _job_ids(spark) -> set[int]:
@@ -231,7 +233,7 @@ def test_with_repair_ticked_the_repairs_tab_shows_each_change(explored):
     rep = explored.result.repair
     changes = {(r["tid"], r["attr"], r["old"], r["new"]) for r in rep.changes.collect()}
     assert ("t4", "city", "SF", "LA") in changes
-    repairs = explored.tabs.children[3].value
+    repairs = explored.tabs.children[4].value
     assert "SF → LA" in repairs and "What was repaired" in repairs
 
 
@@ -251,7 +253,7 @@ def test_the_key_and_repair_controls_reach_the_controller(table1_listing):
     ex.max_iterations.value = 3
     c = ex.controller
     assert (c.key, c.repair, c.method, c.max_iterations) == ("tid", True, "equivalence-class", 3)
-    assert c.arguments()["key"] == "tid" and c.expected_steps() == 2 + 1 + 3
+    assert c.params().key == "tid" and c.expected_steps() == 2 + 1 + 3
     assert list(ex.method.options) == ["auto", "equivalence-class", "holistic"]
 
 
@@ -332,12 +334,14 @@ def test_with_a_key_and_repair_ticked_a_run_detects_once_and_shows_repairs_first
     import dqkit.widgets.violation_controller as vc
 
     calls = []
-    monkeypatch.setattr(vc, "detect", lambda *a, **k: calls.append(a) or pytest.fail("a second detection"))
+    real = vc.ViolationController.run_system
+    monkeypatch.setattr(vc.ViolationController, "run_system",  # every system run of the explorer, by name
+                        lambda self, name, params, progress: calls.append(name) or real(self, name, params, progress))
     table = spark.createDataFrame([(1, "1", "x"), (2, "1", "y"), (3, "1", "y"), (4, "2", "z")],
                                   "id int, k string, v string")
     c = vc.ViolationController({"t": table}, rules="f: k -> v", key="id", repair=True, spark=spark)
     run = c.run(300)
     assert c.status == "done", c.error
-    assert calls == [] and run.detection is run.repair.first_detection
+    assert calls == ["repair"] and run.detection is run.repair.first_detection  # no second detection
     assert run.detection.counts == {"f": 2} and list(run.fixes["rule"]) == ["f"] * len(run.fixes)
     assert {(r["tid"], r["old"], r["new"]) for r in run.repair.changes.collect()} == {(1, "x", "y")}

@@ -106,7 +106,7 @@ def test_the_violation_explorer_with_since_shows_new_resolved_and_persisting_tab
     rules = load_rules(RULES)
     detect(MONDAY, rules, key="id", spark=spark).save(tmp_path / "monday")  # a saved detection as OLD
     ex = ViolationExplorer(TUESDAY, rules=RULES, key="id", spark=spark)
-    plain = ["Violations per rule", "Violations and fixes", "Violation graph", "Repairs"]
+    plain = ["Summary", "Violations", "Charts", "Violation graph", "Repairs"]  # detect's declared tabs, then its own
     assert tab_titles(ex.tabs) == plain
     ex.since.value = str(tmp_path / "monday")
     ex.max_change.value = 0.5

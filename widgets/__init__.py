@@ -7,9 +7,11 @@ public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultV
 (time-budgeted fragment comparison with a growing drill-down tree), ``LakeExplorer`` (R2D2 on a lake) and
 ``QueryCleaner`` (Daisy: queries cleaned on demand), ``QualityTimeline`` (a metric of a history over time,
 with its band and flagged runs), ``SinceView``/``ChangeReview`` (a nightly
-``detect --since`` in New/Resolved/Persisting tabs; per-cell review of a change list), ``SystemExplorer``/``SystemController`` (any system of
-the registry, derived from its declaration); ``RunController``/``ExplorerBase`` are the run plumbing
-every explorer shares.
+``detect --since`` in New/Resolved/Persisting tabs; per-cell review of a change list), ``explore(name, **values)``
+(``SystemExplorer``/``SystemController``: any system of the registry, derived from its declaration alone);
+``RunController`` (every run is ``System.run`` with the declared ``Params``) and ``ExplorerBase`` are the
+run plumbing every explorer shares. No module here imports a kernel package: runs and what a view needs
+beyond a result go through the declarations (``dqkit.systems``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from dqkit.widgets.quality_timeline import QualityTimeline, TimelineController
 from dqkit.widgets.query_cleaner import QueryCleaner, QueryController
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 from dqkit.widgets.since_review import ChangeReview, SinceView
-from dqkit.widgets.system import SystemController, SystemExplorer
+from dqkit.widgets.system import SystemController, SystemExplorer, explore
 from dqkit.widgets.tcfc_explorer import TcfcController, TcfcExplorer
 from dqkit.widgets.rules_controller import RuleProblem, RulesController
 from dqkit.widgets.rule_picker import RulePicker
@@ -33,5 +35,5 @@ from dqkit.widgets.rules_explorer import ViolationExplorer
 __all__ = ["ChangeReview", "ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
            "LakeController", "LakeExplorer", "QualityTimeline", "QueryCleaner", "QueryController", "ResultView", "RulePicker", "SinceView",
            "RuleProblem", "RulesController", "RunController", "SparkProgress", "SystemController", "SystemExplorer", "TableListing", "TablePicker",
-           "TcfcController", "TcfcExplorer", "TimelineController",
+           "TcfcController", "TcfcExplorer", "TimelineController", "explore",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

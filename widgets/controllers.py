@@ -1,21 +1,25 @@
-"""Plain-Python controllers behind the widgets: state and calls into dqkit, no ipywidgets.
+"""Plain-Python controllers behind the widgets: state and runs, no ipywidgets.
 
 The views in this package bind ipywidgets to these objects; tests drive the controllers (and the
-views) headlessly. Controllers call dqkit's public API only.
+views) headlessly. Every run is a registered system's ``System.run`` with its declared ``Params``
+(``RunController``): a controller holds selections and turns them into those ``Params``, never calling
+a kernel itself.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import threading
+
 from pyspark.sql import DataFrame, SparkSession
 
-from dqkit.delta import STAGES, DeltaResult, delta
-from dqkit.errors import DqkitError, ParameterError, describe_error
 from dqkit.checks.params import format_keys, parse_keys
+from dqkit.errors import DqkitError, ParameterError, describe_error
+from dqkit.io.sources import DatabaseSource, describe, read_database
 from dqkit.runtime.progress import BackgroundRun, JobProgress
 from dqkit.runtime.session import get_spark
-from dqkit.io.sources import DatabaseSource, describe, read_database
+from dqkit.systems import Params, System, get
 from dqkit.widgets.declared import convert
 
 Listener = Callable[[str], None]
@@ -41,20 +45,28 @@ def error_text(exc: BaseException) -> str:
 
 
 class RunController(_Observable):
-    """Start, cancel, wait for and follow one kernel run in the background; every explorer uses it.
+    """Start, cancel, wait for and follow one system's run in the background; every explorer uses it.
 
-    A subclass implements ``work(progress)``: call the kernel with ``progress`` (the kernels' callback
-    ``progress(stage, item, done, total)``) and return its result. Outcome: ``status``
-    (idle/running/done/failed/cancelled), ``result``, ``error`` (readable text), ``progress`` (a
-    ``JobProgress`` of the running Spark jobs), ``step`` (the last finished item) and ``fraction``.
+    The run is ``system.run(params(), spark=..., progress=..., cancel=...)``: a specialisation says which
+    system (``system``) and turns its selections into that system's declared ``Params`` (``params()``);
+    ``finish(result)`` may keep what its own views need. ``progress(stage, item, done, total)`` is the
+    systems' callback; Cancel stops the run's Spark jobs by their job tag and sets ``cancel`` (an Event
+    the run may watch). Outcome: ``status`` (idle/running/done/failed/cancelled), ``result``, ``error``
+    (readable text), ``progress`` (a ``JobProgress`` of the running Spark jobs), ``step`` (the last
+    finished item, counted in the system's declared ``progress_unit``) and ``fraction``.
     """
 
-    #: what a step counts, for the status line ("tables", "rules")
-    unit = "steps"
+    #: the registered system whose run this is (its name, or the declaration)
+    system: System | str | None = None
 
-    def __init__(self, spark: SparkSession | None = None) -> None:
+    def __init__(self, spark: SparkSession | None = None, system: System | str | None = None) -> None:
         super().__init__()
+        if system is not None:
+            self.system = system
+        if isinstance(self.system, str):
+            self.system = get(self.system)
         self.spark = spark or get_spark()
+        self.cancel_event = threading.Event()
         self.status = "idle"
         self.result: Any = None
         self.error: str | None = None
@@ -64,8 +76,29 @@ class RunController(_Observable):
         self.steps_total = 0
         self._run: BackgroundRun[Any] | None = None
 
-    def work(self, progress: Callable[[str, str, int, int], None]) -> Any:  # pragma: no cover - abstract
+    @property
+    def unit(self) -> str:
+        """What a step counts, for the status line: the system's declared ``progress_unit`` (the CLI's too)."""
+        return self.system.progress_unit if isinstance(self.system, System) else "steps"
+
+    def params(self) -> Params:  # pragma: no cover - abstract
+        """The system's checked ``Params`` for the current selections (``System.prepare``)."""
         raise NotImplementedError
+
+    def work(self, progress: Callable[[str, str, int, int], None]) -> Any:
+        """The run: ``System.run`` with ``params()``, then ``finish``."""
+        assert isinstance(self.system, System), "a RunController needs a system"
+        return self.finish(self.run_system(self.system.name, self.params(), progress))
+
+    def finish(self, result: Any) -> Any:
+        """What the run gives the views (default: the result as it is)."""
+        return result
+
+    def run_system(self, name: str, params: Params, progress: Callable[[str, str, int, int], None]) -> Any:
+        """One declared system's ``System.run`` inside this run (the violation explorer runs ``detect``,
+        then ``repair``), with this run's session and cancel."""
+        system = self.system if isinstance(self.system, System) and self.system.name == name else get(name)
+        return system.run(params, spark=self.spark, progress=progress, cancel=self.cancel_event)
 
     def expected_steps(self) -> int:
         """How many steps the run will report (0 when unknown)."""
@@ -78,6 +111,7 @@ class RunController(_Observable):
         work = self.work  # bound now: the selections are read when the run starts
         self.status, self.error, self.result, self.step = "running", None, None, ""
         self.progress = JobProgress()
+        self.cancel_event = threading.Event()
         self.steps_done, self.steps_total = 0, self.expected_steps()
         self._changed("status")
         run: BackgroundRun[Any]
@@ -118,7 +152,8 @@ class RunController(_Observable):
         return self.result
 
     def cancel(self) -> None:
-        """Cancel a running run; it ends with status ``cancelled`` and no result."""
+        """Cancel a running run (its Spark jobs, by their tag); it ends with status ``cancelled`` and no result."""
+        self.cancel_event.set()
         if self._run is not None:
             self._run.cancel()
 
@@ -198,7 +233,7 @@ class DeltaController(RunController):
     come from ``RunController``; ``tables_done``/``tables_total`` count the compared tables.
     """
 
-    unit = "tables"
+    system = "delta"
 
     def __init__(self, old: DatabaseSource, new: DatabaseSource, *, spark: SparkSession | None = None) -> None:
         super().__init__(spark)
@@ -207,7 +242,7 @@ class DeltaController(RunController):
         self.selected_tables: list[str] = []
         self.keys: dict[str, list[str]] = {}
         self.excluded: dict[str, list[str]] = {}
-        self.stages: list[str] = list(STAGES)
+        self.stages: list[str] = list(STAGE_CHOICES())
         self.abs_tol = 0.0
         self.rel_tol = 0.0
         #: accepted renames, {table: {old column: new column}} (``--rename TABLE.OLD=NEW``)
@@ -267,7 +302,7 @@ class DeltaController(RunController):
     def set_stages(self, stages: Sequence[str]) -> None:
         """The stages to run, as ``delta`` declares ``stages`` (its choices), in the kernel's order."""
         chosen = convert("delta", "stages", list(stages))
-        self.stages = [s for s in STAGES if s in chosen]
+        self.stages = [s for s in STAGE_CHOICES() if s in chosen]
         self._changed("selection")
 
     def set_tolerance(self, abs_tol: float = 0.0, rel_tol: float = 0.0) -> None:
@@ -278,7 +313,7 @@ class DeltaController(RunController):
     def accept_rename(self, table: str, old: str, new: str) -> None:
         """Compare ``table``'s old column ``old`` as its new column ``new`` from the next run on (a
         proposed rename accepted; the same check as ``--rename``)."""
-        from dqkit.delta.schema import parse_renames
+        from dqkit.systems.delta import parse_renames
 
         merged = {t: dict(m) for t, m in self.renames.items()}
         merged.setdefault(table, {})[old] = new
@@ -308,40 +343,36 @@ class DeltaController(RunController):
             self.error = listing_error
 
     # ----- running
-    def arguments(self) -> dict[str, Any]:
-        """The keyword arguments ``dqkit.delta.delta`` gets for the current selections."""
-        return {"tables": list(self.selected_tables) or None,
-                "exclude": [f"{t}.{c}" for t, cols in sorted(self.excluded.items()) for c in cols],
-                "keys": {t: list(cols) for t, cols in sorted(self.keys.items())},
-                "stages": list(self.stages), "abs_tol": self.abs_tol, "rel_tol": self.rel_tol,
-                **({"renames": {t: dict(m) for t, m in sorted(self.renames.items())}} if self.renames else {})}
+    def params(self, listed: bool = True) -> Params:
+        """``delta``'s checked ``Params`` for the current selections. ``listed``: compare the listings'
+        DataFrames, read once (a ``{name: table}`` mapping), so a warm re-run reads no folder and infers no
+        schema again (``refresh_tables`` re-reads them); else the sources as given (what a report or the
+        command line would take: ``params(listed=False).to_parameters()``). A listing that failed is
+        read from its source, which says why."""
+        use_listing = listed and not (self.old.error or self.new.error)
+        return get("delta").prepare(
+            old=self.old.frames if use_listing else self.old.source,
+            new=self.new.frames if use_listing else self.new.source,
+            tables=list(self.selected_tables), key=[format_keys({t: cols}) for t, cols in sorted(self.keys.items())],
+            exclude=[f"{t}.{c}" for t, cols in sorted(self.excluded.items()) for c in cols],
+            stages=list(self.stages), abs_tol=self.abs_tol, rel_tol=self.rel_tol,
+            rename=[f"{t}.{o}={n}" for t, m in sorted(self.renames.items()) for o, n in sorted(m.items())])
 
     def expected_steps(self) -> int:
-        args = self.arguments()
-        return len([t for t in (args["tables"] or self.tables) if t in self.old.tables and t in self.new.tables])
+        chosen = self.selected_tables or self.tables
+        return len([t for t in chosen if t in self.old.tables and t in self.new.tables])
 
-    def work(self, progress: Callable[[str, str, int, int], None]) -> DeltaResult:
-        """Compare the tables as listed: the listings' DataFrames, read once, so a warm re-run reads no
-        folder and infers no schema again (``refresh_tables`` re-reads them). The result names the
-        sources as given, and ``save`` still refuses to write into them."""
-        args = self.arguments()
-        if self.old.error or self.new.error:  # a listing failed: reading the source says why, as before
-            return delta(self.old.source, self.new.source, spark=self.spark, progress=progress, **args)
-        result = delta(self.old.frames, self.new.frames, spark=self.spark, progress=progress, **args)
+    def finish(self, result: Any) -> Any:
+        """The result names the sources as given (and ``save`` still refuses to write into them), though
+        it compared the listed tables."""
         result.parameters.update(old=describe(self.old.source), new=describe(self.new.source),
                                  _old_source=self.old.source, _new_source=self.new.source)
         return result
 
-    def as_parameters(self) -> dict[str, str]:
-        """The selections as ``dqkit report delta`` parameters (strings), to reproduce the run."""
-        args = self.arguments()
-        return {"old": describe(self.old.source), "new": describe(self.new.source),
-                "tables": ",".join(args["tables"] or []),
-                "keys": format_keys(args["keys"]),
-                "exclude": ",".join(args["exclude"]), "stages": ",".join(args["stages"]),
-                "abs_tol": str(self.abs_tol), "rel_tol": str(self.rel_tol),
-                **({"rename": ",".join(f"{t}.{o}={n}" for t, m in sorted(self.renames.items())
-                                       for o, n in m.items())} if self.renames else {})}
+
+def STAGE_CHOICES() -> tuple[str, ...]:  # noqa: N802 - a declared constant, read when needed
+    """``delta``'s stages, in the kernel's order, as its ``stages`` parameter declares them."""
+    return tuple(get("delta").params.spec("stages").choices or ())
 
 
 def keys_from_mapping(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, list[str]]:

@@ -14,6 +14,7 @@ from typing import Any
 import ipywidgets as W
 
 from dqkit.systems import ParamSpec, get
+from dqkit.systems.base import RuleText, in_memory
 
 __all__ = ["DeclaredFields", "convert", "default", "field_for", "param_field", "spec"]
 
@@ -58,7 +59,14 @@ def field_for(s: ParamSpec, value: Any, *, typed: bool = False) -> W.Widget:
                                     tooltip=s.help, style=style)
         return W.BoundedFloatText(value=float(value), min=low, max=high, step=None, description=description,
                                   tooltip=s.help, style=style)
-    text = s.sep.join(map(str, value)) if isinstance(value, (list, tuple)) else ("" if value is None else str(value))
+    if in_memory(value, s.accepts):  # a notebook's value (a DataFrame, a mapping, typed rules) stays as given
+        shown = str(value) if isinstance(value, RuleText) else f"(the {type(value).__name__} given)"
+        return (W.Textarea if s.accepts == "rules" else W.Text)(value=shown, description=description,
+                                                                 placeholder=s.help, tooltip=s.help, style=style)
+    text = ("\n" if s.accepts == "rules" else s.sep).join(map(str, value)) if isinstance(value, (list, tuple)) else (
+        "" if value is None else str(value))
+    if s.accepts == "rules":  # rule files, or rules typed one per line
+        return W.Textarea(value=text, description=description, placeholder=s.help, tooltip=s.help, style=style)
     return W.Text(value=text, description=description, placeholder=s.help, tooltip=s.help, style=style)
 
 

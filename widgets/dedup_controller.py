@@ -1,21 +1,25 @@
-"""DedupController: the plain-Python state of the dedup widget (table, key, blocking rules, comparisons,
-threshold, truth) and its calls into dqkit; ``DedupExplorer`` binds ipywidgets to it."""
+"""Presentation only: the dedup pair browser's state (the threshold slider re-cutting clusters, the cluster
+and pair browser, the block-size preview), which the ``dedup`` declaration cannot express.
+
+``DedupController`` holds the table, key, blocking rules, comparisons, threshold and truth; its run is
+``dedup``'s ``System.run`` with the declared ``DedupParams`` (the table a DataFrame, the config the
+mapping the boxes make, read by the one config parser). The one-line text forms of a blocking rule and
+a comparison below are the boxes' display, turned into that mapping. ``DedupExplorer`` is its view."""
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from dqkit.dedup import DedupResult, blocking_stats, dedup, load_config, parse_config
-from dqkit.dedup.config import DEFAULT_THRESHOLDS, METHODS
-from dqkit.dedup.evaluate import PairAccuracy, pair_accuracy
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.io.sources import DatabaseSource
+from dqkit.systems import Params, get
+from dqkit.systems.dedup import block_stats, comparison_methods, config_parts, dedup_config
 from dqkit.widgets.controllers import RunController, TableListing, error_text
 from dqkit.widgets.declared import convert
 
@@ -92,7 +96,7 @@ class DedupController(RunController):
     the clusters are recomputed only when the set of matching pairs changes (cached per set).
     """
 
-    unit = "stages"
+    system = "dedup"
 
     def __init__(self, source: DatabaseSource | TableListing | Any, *, table: str | None = None,
                  key: str | None = None, config: Any = None, threshold: float | None = None,
@@ -113,11 +117,10 @@ class DedupController(RunController):
         self.sample_clusters = sample_clusters
         self.stats: pd.DataFrame | None = None
         self.stats_error: str | None = None
-        self.accuracy: PairAccuracy | None = None
-        self.current: DedupResult | None = None
-        self._cuts: dict[int, DedupResult] = {}
+        self.accuracy: Any = None  # a PairAccuracy, when the truth is known
+        self.current: Any = None  # the DedupResult at the current threshold
+        self._cuts: dict[int, Any] = {}
         self._samples: dict[int, tuple[Any, pd.DataFrame]] = {}
-        self._accuracy_of_run: PairAccuracy | None = None
         self.select_table(table if table is not None else (self.tables[0] if self.tables else None))
         if key is not None:
             self.set_key(key)
@@ -178,33 +181,17 @@ class DedupController(RunController):
         self._changed("selection")
 
     def add_comparison(self, column: str, method: str) -> None:
-        if method not in METHODS:
-            raise ParameterError(f"unknown comparison method {method!r}", hint=f"methods: {', '.join(METHODS)}")
+        if method not in comparison_methods():
+            raise ParameterError(f"unknown comparison method {method!r}",
+                                 hint=f"methods: {', '.join(comparison_methods())}")
         self.set_comparisons([*[c for c in self.comparisons if c["column"] != column],
                               {"column": column, "method": method}])
 
     def set_config(self, config: Any) -> None:
         """Take blocking rules, comparisons and settings from a dedup config (YAML path or text, dict)."""
-        is_path = isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config
-                                                       and os.path.isfile(config))
-        cfg = load_config(config) if is_path else parse_config(config)
-        self.blocking = [list(r.on) for r in cfg.blocking]
-        self.comparisons = []
-        for c in cfg.comparisons:
-            item: dict[str, Any] = {"column": c.column, "method": c.method}
-            if c.thresholds != DEFAULT_THRESHOLDS[c.method]:
-                item["thresholds"] = list(c.thresholds)
-            if c.name:
-                item["name"] = c.name
-            if c.date_format:
-                item["date_format"] = c.date_format
-            self.comparisons.append(item)
-        defaults = type(cfg)(blocking=cfg.blocking, comparisons=cfg.comparisons)
-        self.settings = {k: getattr(cfg, k) for k in ("max_block_size", "on_oversized", "u_sample_records", "seed")
-                         if getattr(cfg, k) != getattr(defaults, k)}
-        if cfg.types:
-            self.settings["types"] = dict(cfg.types)
-        self.threshold = cfg.threshold
+        parts = config_parts(config)  # dedup's one config parser
+        self.blocking, self.comparisons = parts["blocking"], parts["comparisons"]
+        self.settings, self.threshold = parts["settings"], parts["threshold"]
         self.stats = None
         self._changed("selection")
 
@@ -243,7 +230,7 @@ class DedupController(RunController):
             out.append("add at least one comparison")
         if self.blocking and self.comparisons:
             try:
-                parse_config(self.config_dict(), source="the config")
+                dedup_config(self.config_dict())
             except DqkitError as exc:
                 out.append(error_text(exc))
         for c in self.comparisons:
@@ -259,10 +246,9 @@ class DedupController(RunController):
         try:
             if not self.key:
                 raise ParameterError("pick the key column first")
-            self.stats = blocking_stats(self.frame(), self.key, self.config_dict() if self.comparisons else
-                                        {**self.config_dict(), "comparisons": [{"column": self.key,
-                                                                                "method": "exact"}]},
-                                        spark=self.spark)
+            self.stats = block_stats(self.frame(), self.key, self.config_dict() if self.comparisons else
+                                     {**self.config_dict(), "comparisons": [{"column": self.key, "method": "exact"}]},
+                                     spark=self.spark)
         except DqkitError as exc:
             self.stats_error = error_text(exc)
         except Exception as exc:  # a Spark error: shown, not lost
@@ -272,28 +258,22 @@ class DedupController(RunController):
 
     # ----- running
     def expected_steps(self) -> int:
-        return 4 + (1 if self.truth is not None else 0)
+        return 4
 
-    def work(self, progress: Callable[[str, str, int, int], None]) -> DedupResult:
+    def params(self) -> Params:
+        """``dedup``'s checked ``Params``: the chosen table (a DataFrame, named as listed), the key, the
+        config the boxes make, the threshold and the truth (a column, or the true key pairs)."""
         if self.problems():
             raise ParameterError(self.problems()[0])
-        frame, key, config, truth, total = self.frame(), self.key, self.config_dict(), self.truth, self.expected_steps()
-
-        def step(stage: str, item: str, done: int, _total: int) -> None:
-            progress(stage, item, done, total)
-
-        result = dedup(frame, key, config, spark=self.spark, name=self.table, progress=step)
-        self._accuracy_of_run = None
-        if truth is not None:
-            self._accuracy_of_run = pair_accuracy(result, truth)
-            step("evaluate", "precision and recall", 5, total)
-        return result
+        params = get("dedup").prepare(table=self.frame(), key=self.key, config=self.config_dict(),
+                                      threshold=self.threshold, truth=self.truth)
+        return dataclasses.replace(params, _name=self.table)
 
     def _on_status(self, what: str) -> None:
         if what == "status" and self.status == "running":  # a new run: the last one's clusters are gone
             self.current, self._cuts, self._samples, self.accuracy = None, {}, {}, None
         if what == "status" and self.status == "done" and self.result is not None:
-            self.accuracy = self._accuracy_of_run
+            self.accuracy = getattr(self.result, "accuracy", None)
             self.threshold = self.result.threshold
             self.current = self.result
             self._cuts = {self.result.n_matching_pairs: self.result}
@@ -301,7 +281,7 @@ class DedupController(RunController):
             self._changed("threshold")
 
     # ----- after running
-    def set_threshold(self, threshold: float) -> DedupResult | None:
+    def set_threshold(self, threshold: float) -> Any:
         """Clusters at ``threshold`` (no re-scoring; the clusters are recomputed only when the set of
         matching pairs changes, and each set is computed once)."""
         threshold = convert("dedup", "threshold", threshold)  # dedup's declared threshold: a probability
@@ -367,19 +347,6 @@ class DedupController(RunController):
         if self.result is None:
             raise ParameterError("run first")
         return self.result.explain(key_1, key_2)
-
-    def as_parameters(self, config_path: str = "CONFIG.yaml") -> dict[str, str]:
-        """The selections as ``dqkit report dedup`` parameters (the config saved at ``config_path``)."""
-        table = self.table or ""
-        source = self.listing.source
-        if isinstance(source, Mapping) and table in source and isinstance(source[table], (str, os.PathLike)):
-            table = os.fspath(source[table])
-        elif isinstance(source, (str, os.PathLike)) and os.path.isfile(os.fspath(source)):
-            table = os.fspath(source)
-        elif isinstance(source, (str, os.PathLike)) and os.path.isdir(os.fspath(source)):
-            found = sorted(p for p in Path(os.fspath(source)).iterdir() if p.name.split(".")[0] == table)
-            table = str(found[0]) if found else os.path.join(os.fspath(source), table)
-        return {"table": table, "key": self.key or "", "config": config_path, "threshold": str(self.threshold)}
 
 
 # ----------------------------------------------------------------------------------------------- view

@@ -1,4 +1,5 @@
-"""DedupExplorer: entity deduplication (``dqkit.dedup``) in a notebook.
+"""Presentation only: DedupExplorer's pair browser (threshold slider, clusters side by side, waterfalls),
+which the ``dedup`` declaration cannot express; its run and tabs are ``dedup``'s declared ones.
 
 Pick the table, its key and the blocking rules and see each rule's block sizes and the cumulative
 number of pairs before anything is compared; pick the comparisons (column and method); run in the
@@ -19,11 +20,11 @@ import pandas as pd
 from pyspark.sql import SparkSession
 
 from dqkit.contract import render
-from dqkit.dedup import blocking_table, plot_block_stats
-from dqkit.dedup.config import METHODS
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.contract.result import Chart, Facts, Notes, Table, sections_html
 from dqkit.io.sources import DatabaseSource
+from dqkit.systems import get
+from dqkit.systems.dedup import block_stats_blocks, comparison_methods
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.pickers import ColumnPicker, _Guard, keep_selection
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
@@ -48,14 +49,6 @@ def side_by_side_html(side: pd.DataFrame) -> str:
                         f"{render.esc(v)}</td>" for v in values)
         rows.append(f"<tr><th class='l'>{render.esc(attr)}</th>{cells}</tr>")
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
-
-
-def _is_chart(*names: str) -> Callable[[Any], bool]:
-    return lambda block: getattr(block, "name", None) in names
-
-
-def _is_title(*titles: str) -> Callable[[Any], bool]:
-    return lambda block: getattr(block, "title", None) in titles
 
 
 class DedupExplorer(ExplorerBase):
@@ -93,7 +86,7 @@ class DedupExplorer(ExplorerBase):
                                      tooltip="count the blocks and pairs of each rule, before comparing anything")
         self.stats_view = W.HTML()
         self.compare_column = W.Dropdown(options=[], description="Compare")
-        self.compare_method = W.Dropdown(options=list(METHODS), value="jaro_winkler", description="by")
+        self.compare_method = W.Dropdown(options=list(comparison_methods()), value="jaro_winkler", description="by")
         self.add_comparison_button = W.Button(description="Add", icon="plus", tooltip="append the comparison")
         self.comparisons = W.Textarea(rows=6, placeholder="given_name: jaro_winkler\npostcode: exact",
                                       layout=W.Layout(width="420px"))
@@ -110,13 +103,7 @@ class DedupExplorer(ExplorerBase):
         self.explain_button = W.Button(description="Explain", icon="bar-chart",
                                        tooltip="the waterfall of the two keys' match weight")
         self.waterfall = W.HTML()
-        self._build_run_controls(c, ResultView((("Summary", None),
-                                                ("Blocking and model", _is_title("Blocking rules", "Pairs per blocking rule",
-                                                                                 "Model", "Match weights")),
-                                                ("Clusters", lambda b: _is_title("Cluster sizes", "Largest clusters",
-                                                                                 "Matching pairs")(b)
-                                                 or _is_chart("waterfall")(b)),
-                                                ), sample_rows=sample_rows))
+        self._build_run_controls(c, ResultView(get("dedup").tabs, sample_rows=sample_rows))
         # events
         self.table.observe(self._on_table, names="value")
         self.key.observe(lambda ch: self._quiet(ch, lambda v: c.set_key(v)), names="value")
@@ -174,10 +161,7 @@ class DedupExplorer(ExplorerBase):
             self.stats_view.value = wrap(f"<pre class='bad' style='white-space:pre-wrap'>"
                                          f"{render.esc(self.controller.stats_error)}</pre>")
             return
-        total = int(stats["cumulative_pairs"].iloc[-1]) if len(stats) else 0
-        self.stats_view.value = render.HTML_STYLE + sections_html([
-            Facts("Block sizes", {"pairs to compare": f"{total:,}"}), *blocking_table(stats),
-            Chart("Pairs per blocking rule", "block_stats", lambda: plot_block_stats(stats))])
+        self.stats_view.value = render.HTML_STYLE + sections_html(block_stats_blocks(stats))
 
     def show_cluster(self, cluster_id: Any) -> None:
         """Show one cluster's records side by side and offer its pairs for the waterfall."""

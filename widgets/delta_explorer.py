@@ -1,4 +1,5 @@
-"""DeltaExplorer: pick tables, keys and exclusions of two database versions, run Diftong, read the result."""
+"""DeltaExplorer: presentation only: pickers of two database versions' tables, keys and exclusions (the
+``delta`` declaration cannot express a per-table picker); its run, fields and tabs are ``delta``'s declared ones."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -8,32 +9,21 @@ import ipywidgets as W
 from pyspark.sql import SparkSession
 
 from dqkit.contract import render
-from dqkit.delta import STAGES, DeltaResult
-from dqkit.contract.result import Table
 from dqkit.io.sources import DatabaseSource
+from dqkit.systems import get
 from dqkit.errors import DqkitError
-from dqkit.widgets.controllers import DeltaController, error_text, keys_from_mapping
+from dqkit.widgets.controllers import STAGE_CHOICES, DeltaController, error_text, keys_from_mapping
 from dqkit.widgets.declared import DeclaredFields
 from dqkit.widgets.pickers import ColumnPicker, TablePicker, _Guard, keep_selection
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
-
-#: The explorer's tabs over ``DeltaResult.sections()``: the verdict and row statistics, the per-column
-#: blocks, and the samples.
-DELTA_TABS = (
-    ("Row statistics", None),
-    ("Column statistics", lambda b: b.title.startswith(("Column statistics:", "Differences per column",
-                                                         "Quartiles of"))),
-    ("Samples", lambda b: isinstance(b, Table) and b.title.startswith(("Changes:", "Row delta sample:"))),
-)
-
 
 class DeltaExplorer(DeclaredFields, ExplorerBase):
     """Compare two versions of a database interactively.
 
     ``DeltaExplorer(old, new)`` lists the tables; pick tables (none = all), a key and excluded columns
     per table, the stages and a tolerance, then ``Run`` (or ``.run()``). Progress and a Cancel button
-    show while Spark works; the result (``.result``, a ``DeltaResult``) appears in three tabs: row
-    statistics with charts, column statistics with quartile charts, and samples of the deltas.
+    show while Spark works; the result (``.result``, a ``DeltaResult``) appears in the tabs ``delta``
+    declares (summary, row delta with the statistics and samples, charts).
     Errors appear as readable messages in the widget.
     """
 
@@ -44,7 +34,7 @@ class DeltaExplorer(DeclaredFields, ExplorerBase):
         c = DeltaController(old, new, spark=spark)
         self.sample_rows = sample_rows
         self._guard = _Guard()
-        self._build_run_controls(c, ResultView(DELTA_TABS, sample_rows))
+        self._build_run_controls(c, ResultView(get("delta").tabs, sample_rows))
         if tables:
             c.select_tables(list(tables))
         for t, cols in keys_from_mapping(keys).items():
@@ -66,7 +56,7 @@ class DeltaExplorer(DeclaredFields, ExplorerBase):
         self.exclude_picker = ColumnPicker(description="Exclude")
         self.exclude_picker.on_select(lambda cols: self._set_columns("exclude", cols))
         self.stage_boxes = {s: W.Checkbox(value=s in c.stages, description=s, indent=False,
-                                          layout=W.Layout(width="90px")) for s in STAGES}
+                                          layout=W.Layout(width="90px")) for s in STAGE_CHOICES()}
         for box in self.stage_boxes.values():
             box.observe(lambda _: c.set_stages([s for s, b in self.stage_boxes.items() if b.value]), names="value")
         self.abs_tol = self.declare("delta", "abs_tol", c.abs_tol, width="180px")
@@ -87,7 +77,7 @@ class DeltaExplorer(DeclaredFields, ExplorerBase):
 
     # ----- public API
     @property
-    def result(self) -> DeltaResult | None:
+    def result(self) -> Any:
         return self.controller.result
 
     def refresh(self) -> None:

@@ -1,10 +1,10 @@
-"""LakeExplorer: pick a lake, see its tables, run R2D2's stages, see the funnel, graph and deletion plan.
+"""LakeExplorer: presentation only: the lake's table listing, live cost parameters that re-plan the last
+result, and a containment-graph component picker, which the ``lake`` declaration cannot express.
 
-``LakeController`` holds the state and calls ``dqkit.lake`` (no ipywidgets); ``LakeExplorer`` binds it
-to widgets. Changing a cost parameter re-plans at once (Opt-Ret only: the stages are not re-run).
-The CLP options (``s``, ``t``, ``seed``, ``mode``, ``verify``) are the ``lake`` system's declared
-parameters: their fields, defaults and checks come from ``LakeParams``. The explorer always plans (it
-offers the cost parameters).
+``LakeController`` holds the state (no ipywidgets) and runs ``lake``'s ``System.run`` with its declared
+``LakeParams`` (``s``, ``t``, ``seed``, ``mode``, ``verify``; ``plan`` on, ``costs`` the ``CostModel``
+itself); changing a cost parameter re-plans at once (``LakeResult.replan``: Opt-Ret only, the stages
+are not re-run). The tabs are ``lake``'s declared ones.
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import ipywidgets as W
 from pyspark.sql import SparkSession
 
 from dqkit.contract import render
-from dqkit.errors import DqkitError, ParameterError
-from dqkit.lake import CostModel, LakeResult, find_containment, lineage_provider, load_lake, opt_ret
-from dqkit.lake.optret import AssumeKnown
 from dqkit.contract.result import Chart, Table, sections_html
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.systems import Params, get
+from dqkit.systems.lake import cost_model, lake_tables
 from dqkit.widgets.controllers import RunController, error_text
 from dqkit.widgets.declared import DeclaredFields, convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView
@@ -34,15 +34,15 @@ class LakeController(RunController):
     ``tables()`` lists the lake (name, format, bytes, columns) without a Spark job; ``run()`` runs the
     stages and the plan; ``set_cost(name, value)`` re-plans the current result."""
 
-    unit = "edges"
+    system = "lake"
 
     def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
-                 verify: bool = False, costs: CostModel | None = None, spark: SparkSession | None = None) -> None:
+                 verify: bool = False, costs: Any = None, spark: SparkSession | None = None) -> None:
         super().__init__(spark)
         self.lake = lake
         for name, value in zip(CLP_FIELDS, (s, t, seed, mode, verify)):
             self.set(name, value)
-        self.costs = costs or CostModel()
+        self.costs = costs or cost_model()
         self.listing: list[dict[str, Any]] = []
         self.listing_error: str | None = None
         if lake:
@@ -57,42 +57,27 @@ class LakeController(RunController):
     def set_lake(self, lake: str) -> None:
         self.lake = lake
         try:
-            lk = load_lake(lake, spark=self.spark, profile=False)
-            self.listing = [{"name": n, "format": t.format or "", "bytes": t.bytes, "columns": len(t.columns),
-                             "partitioned by": ", ".join(t.partition_columns)} for n, t in lk.tables.items()]
-            self.listing += [{"name": n, "format": "unreadable", "bytes": 0, "columns": 0, "partitioned by": r[:80]}
-                             for n, r in lk.skipped]
+            self.listing = lake_tables(lake, spark=self.spark)
             self.listing_error = None
         except DqkitError as exc:
             self.listing, self.listing_error = [], error_text(exc)
         self._changed("tables")
 
-    def work(self, progress: Any) -> LakeResult:
+    def params(self) -> Params:
+        """``lake``'s checked ``Params``: the CLP options, always a plan, with the explorer's costs."""
         if not self.lake:
             raise ParameterError("no lake chosen", hint="type a folder of tables or catalog:DB")
-        return find_containment(self.lake, s=int(self.s), t=int(self.t), seed=int(self.seed), mode=self.mode,
-                                verify=bool(self.verify), plan=True, costs=self.costs, progress=progress,
-                                spark=self.spark)
+        return get("lake").prepare(lake=self.lake, s=self.s, t=self.t, seed=self.seed, mode=self.mode,
+                                   verify=self.verify, plan=True, costs=self.costs)
 
     def set_cost(self, name: str, value: float) -> None:
         """Change one cost parameter; the current result's plan is recomputed (Opt-Ret only)."""
         if name not in COST_FIELDS:
             raise ParameterError(f"unknown cost parameter {name!r}", hint=", ".join(COST_FIELDS))
         self.costs = dataclasses.replace(self.costs, **{name: float(value)})
-        r = self.result
-        if isinstance(r, LakeResult):
-            sizes = {n: float(b or 0) for n, b in zip(r.tables["name"], r.tables["bytes"])}
-            provider = lineage_provider(self.lake) or AssumeKnown()
-            self.result = dataclasses.replace(r, plan=opt_ret(sizes, sorted(r.contained), self.costs, provider))
+        if self.result is not None:
+            self.result = self.result.replan(self.costs)
             self._changed("plan")
-
-
-def _is_graph(block: Any) -> bool:
-    return isinstance(block, Chart) and block.name == "containment_graph"
-
-
-def _is_plan(block: Any) -> bool:
-    return "plan" in getattr(block, "title", "").lower() or "rebuild" in getattr(block, "title", "").lower()
 
 
 class LakeExplorer(DeclaredFields, ExplorerBase):
@@ -102,11 +87,10 @@ class LakeExplorer(DeclaredFields, ExplorerBase):
     the cost parameters change."""
 
     def __init__(self, lake: str = "", *, s: int = 4, t: int = 10, seed: int = 0, mode: str = "strict",
-                 verify: bool = False, costs: CostModel | None = None, sample_rows: int = 10,
+                 verify: bool = False, costs: Any = None, sample_rows: int = 10,
                  spark: SparkSession | None = None) -> None:
         c = LakeController(lake, s=s, t=t, seed=seed, mode=mode, verify=verify, costs=costs, spark=spark)
-        self._build_run_controls(c, ResultView((("Summary", None), ("Graph", _is_graph), ("Plan", _is_plan)),
-                                               sample_rows))
+        self._build_run_controls(c, ResultView(get("lake").tabs, sample_rows))
         self.path = W.Text(value=lake, description="Lake", placeholder="folder or catalog:DB",
                            layout=W.Layout(width="480px"))
         self.load_button = W.Button(description="List tables", icon="folder-open")
@@ -145,7 +129,7 @@ class LakeExplorer(DeclaredFields, ExplorerBase):
             self.view.show(self.controller.result)
             self._draw_component()
 
-    def show_result(self, result: LakeResult) -> None:
+    def show_result(self, result: Any) -> None:
         """The tabs, then the component picker and the first component's graph."""
         super().show_result(result)
         comps = result.components()

@@ -1,4 +1,5 @@
-"""The violation graph tab built on the driver when a run's violations are few (issue #25).
+"""Presentation only: the violation graph view's hypergraph, built on the driver when a run's violations
+are few (issue #25); a declaration cannot express a graph view.
 
 The "Violation graph" tab needs the largest components of the violation hypergraph (BigDansing §5.1)
 and one component at a time as a networkx graph. ``dqkit.repair.violation_hypergraph`` builds them in
@@ -26,7 +27,7 @@ from pyspark.sql import functions as F
 
 from dqkit.errors import ParameterError
 from dqkit.primitives.components import smallest_member_components
-from dqkit.repair.hypergraph import component_key, violation_id
+from dqkit.systems.repair import component_key, violation_id
 from dqkit.rules import UDFRule
 
 __all__ = ["LOCAL_VIOLATIONS", "LocalHypergraph", "local_capable"]

@@ -1,56 +1,80 @@
-"""``QueryCleaner``: pick tables and rules, type a query, run it with progress and Cancel, and read the
-dirty and cleaned answers side by side (candidates with probabilities), the relaxation trace and the
-cost model's totals and decision. A thin view over ``QueryController`` (plain Python, ``dqkit.relax``)."""
+"""``QueryCleaner``: presentation only: the dirty and cleaned answers side by side and a table form, which
+the ``query`` declaration cannot express. Register tables (a path, ``catalog:`` name or DataFrame) with
+their rules typed in a box, type a query, run it with progress and Cancel, and read the answers (candidates
+with probabilities), the relaxation trace and the cost model's totals and decision. The run is
+``query``'s ``System.run`` with the declared ``QueryParams`` (the tables a ``{name: table}`` mapping)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
 from typing import Any
 
 import ipywidgets as W
 from pyspark.sql import SparkSession
 
 from dqkit.contract import render
-from dqkit.errors import ParameterError
 from dqkit.contract.result import sections_html
+from dqkit.errors import ParameterError
+from dqkit.systems import Params, get
+from dqkit.systems.base import RuleText
+from dqkit.systems.query import load_rules
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.declared import convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 
 
 class QueryController(RunController):
-    """Tables (name -> source, key) and rules (name -> text) registered into one ``Daisy``; ``query``
-    runs in the background. The Daisy persists across runs, so each query sees what earlier ones cleaned."""
+    """Tables (name -> source), their keys and rules (name -> typed rules, a rules file or rule objects),
+    the strategy and the query; a run is ``query``'s ``System.run`` over them (each run registers the
+    tables afresh; keep the cleaned tables between runs with a ``state`` folder, as the CLI does)."""
 
-    unit = "tables"
+    system = "query"
 
     def __init__(self, spark: SparkSession | None = None, strategy: str = "auto") -> None:
-        from dqkit.relax import Daisy
-
         super().__init__(spark)
-        self.daisy = Daisy(self.spark, strategy=convert("query", "strategy", strategy))  # its declared choices
+        self.strategy = convert("query", "strategy", strategy)  # its declared choices
+        self.tables: dict[str, Any] = {}
+        self.keys: dict[str, str] = {}
+        self.rules: dict[str, Any] = {}
         self.query = ""
 
     def add_table(self, name: str, source: Any, key: str | None = None, rules: Any = None) -> None:
-        """Register a table (and its rules); errors raise at once, before any run."""
-        self.daisy.register(name, source, key=key or None)
+        """Register a table (and its rules); a missing name or source, or rules that do not parse, raise
+        at once, before any run."""
+        if not str(name).strip() or source is None or (isinstance(source, str) and not source.strip()):
+            raise ParameterError("a table needs a name and a source", hint="e.g. cities and data/cities.csv")
+        if rules is not None:
+            rules = self._rules(rules)
+            load_rules(rules)  # typed rules parse now: a mistake is shown before any run
+        self.tables[name] = source
+        if key:
+            self.keys[name] = key
         if rules:
-            self.daisy.add_rules(name, rules)
+            self.rules[name] = rules
         self._changed("tables")
 
     def add_rules(self, name: str, rules: Any) -> None:
-        self.daisy.add_rules(name, rules)
+        rules = self._rules(rules)
+        load_rules(rules)
+        self.rules[name] = rules
         self._changed("tables")
 
-    def expected_steps(self) -> int:
-        try:
-            return len(self.daisy.plan_query(self.query)["steps"])
-        except Exception:  # noqa: BLE001 - the run reports the error
-            return 0
+    @staticmethod
+    def _rules(rules: Any) -> Any:
+        """Rules as a ``query`` rules value: a rules file stays a path, other text is rules typed in a box."""
+        if isinstance(rules, str) and not isinstance(rules, RuleText) and not os.path.isfile(rules):
+            return RuleText(rules)
+        return rules
 
-    def work(self, progress: Callable[[str, str, int, int], None]) -> Any:
+    def rule_texts(self, name: str) -> list[str]:
+        """The rules of table ``name``, one text each."""
+        return [str(r) for r in load_rules(self.rules[name])] if name in self.rules else []
+
+    def params(self) -> Params:
+        """``query``'s checked ``Params``: the query over the registered tables, keys and rules."""
         if not self.query.strip():
             raise ParameterError("type a query first", hint="SELECT ... FROM ... WHERE ...")
-        return self.daisy.query(self.query, progress=progress)
+        return get("query").prepare(query=self.query, table=dict(self.tables), key=dict(self.keys),
+                                    rules=dict(self.rules), strategy=self.strategy)
 
 
 class QueryCleaner(ExplorerBase):
@@ -71,8 +95,7 @@ class QueryCleaner(ExplorerBase):
         self.answers = W.HTML()
         self.cost = W.HTML()
         self.sample_rows = sample_rows
-        view = ResultView((("Answers", lambda b: False), ("Relaxation", lambda b: getattr(b, "title", "") == "Relaxation trace"),
-                           ("Plan and decisions", None)), sample_rows)
+        view = ResultView(get("query").tabs, sample_rows)
         self._build_run_controls(self.controller, view)
         #: the one Cancel button, the progress bar's (enabled only while a query runs)
         self.cancel_button = self.progress.cancel_button
@@ -95,23 +118,25 @@ class QueryCleaner(ExplorerBase):
     def _refresh(self, what: str) -> None:
         c = self.controller
         if what == "tables":
-            rows = [f"<li>{render.esc(n)}: {render.esc(', '.join(str(r) for r in [*t.fds, *t.dcs]) or 'no rules')}</li>"
-                    for n, t in c.daisy.tables.items()]
+            rows = [f"<li>{render.esc(n)}: {render.esc(', '.join(c.rule_texts(n)) or 'no rules')}</li>"
+                    for n in c.tables]
             self.tables.value = f"<ul>{''.join(rows)}</ul>"
 
     def show_result(self, result: Any) -> None:
         """The dirty and cleaned answers side by side, the cost model's totals, then the tabs: all of them
         the result's own ``sections()``."""
         blocks = result.sections(sample_rows=self.sample_rows)
-        cleaned = [b for b in blocks if getattr(b, "title", "").startswith("Answer (cleaned")]
-        dirty = [b for b in blocks if getattr(b, "title", "") == "Answer over the dirty data"]
+        of = lambda *keys: [b for b in blocks if getattr(b, "key", "") in keys]  # noqa: E731 - by section key
         self.answers.value = render.HTML_STYLE + (
             "<div style='display:flex;gap:24px'>"
-            f"<div>{sections_html(dirty)}</div><div>{sections_html(cleaned)}</div></div>")
-        costs = [b for b in blocks if getattr(b, "title", "").startswith("Cost model")]  # the result's own
+            f"<div>{sections_html(of('dirty'))}</div><div>{sections_html(of('answer'))}</div></div>")
+        costs = of("cost")  # the result's own
         self.cost.value = render.HTML_STYLE + sections_html(costs) if costs else ""
         super().show_result(result)
-        self.view.children[0].value = self.answers.value  # the Answers tab: dirty and cleaned side by side
+        if self.view.shown and self.view.shown[0] == get("query").tabs[0]:
+            # the answer tab: the verdict, then the dirty and cleaned answers side by side
+            self.view.children[0].value = (render.HTML_STYLE + sections_html(of("summary", "workload"))
+                                           + self.answers.value)
 
     def clear_results(self) -> None:
         super().clear_results()

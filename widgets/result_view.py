@@ -6,20 +6,16 @@ Cancel, an error line and a ``ResultView``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import ipywidgets as W
 
 from dqkit.contract import render
-from dqkit.contract.result import Chart, Table, _titled
+from dqkit.contract.result import Chart, _titled
+from dqkit.systems import Tab
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.progress import SparkProgress
-
-#: (tab title, does this block belong to the tab?). A block goes to the first tab whose test takes it;
-#: a tab with test ``None`` takes every block no other tab takes.
-TabRule = tuple[str, "Callable[[Any], bool] | None"]
-
 
 #: what a tab shows before a run, while one runs and after a cancel
 NO_RESULT = render.wrap("<p class='muted'>No result yet: press Run.</p>")
@@ -29,49 +25,63 @@ def wrap(body: str) -> str:
     return render.wrap(body)
 
 
-def _list_tab(which: str) -> Callable[[Any], bool]:
-    title = f"{which} violations"
-    return lambda b: isinstance(b, Table) and b.title == title
+def as_tabs(tabs: Sequence[Any]) -> list[Tab]:
+    """Tab specs as ``Tab``s (a declaration may write ``(title, keys)``)."""
+    return [t if isinstance(t, Tab) else Tab(t[0], tuple(t[1])) for t in tabs]
 
 
-#: the tabs of a ``detect --since`` result (``mode == "since"``) in every view, whatever it was built with:
-#: the verdict, what changed and the per-rule counts; then one tab per list, each the result's own section.
-SINCE_TABS: tuple[TabRule, ...] = (("Summary", None), ("New", _list_tab("New")), ("Resolved", _list_tab("Resolved")),
-                                   ("Persisting", _list_tab("Persisting")))
+def route(tabs: Sequence[Tab], blocks: Sequence[Any]) -> tuple[list[Tab], list[list[Any]]]:
+    """The tabs ``blocks`` are shown in, and each tab's blocks, by the blocks' section keys only.
 
-
-def tabs_for(result: Any, default: Sequence[TabRule]) -> list[TabRule]:
-    """The tabs ``result`` is shown in: a since result's New / Resolved / Persisting, else ``default``."""
-    return list(SINCE_TABS) if getattr(result, "mode", None) == "since" else list(default)
+    A block goes to the first tab naming its key, else to the first tab naming none (the rest), else
+    to the last tab: no section is lost. A tab with ``when`` keys belongs only to a result with a
+    section under one of them; a tab left with no block is left out unless it says what ``empty`` means.
+    """
+    keys = {getattr(b, "key", "") for b in blocks}
+    candidates = [t for t in tabs if not t.when or keys & set(t.when)] or list(tabs[:1])
+    groups: list[list[Any]] = [[] for _ in candidates]
+    rest = [i for i, t in enumerate(candidates) if not t.keys]
+    for block in blocks:
+        key = getattr(block, "key", "")
+        named = [i for i, t in enumerate(candidates) if key in t.keys]
+        groups[(named or rest or [len(candidates) - 1])[0]].append(block)
+    shown = [i for i, t in enumerate(candidates) if groups[i] or t.empty] or [0]
+    return [candidates[i] for i in shown], [groups[i] for i in shown]
 
 
 class ResultView(W.Tab):
-    """A result's sections, grouped into tabs by ``tabs`` rules (one tab with everything by default).
+    """A result's sections in tabs, routed by their stable section keys (``dqkit.systems.Tab``).
 
-    A ``detect --since`` result is shown in ``SINCE_TABS`` instead (Summary, New, Resolved, Persisting);
-    the next other result gets the view's own tabs back.
+    ``tabs`` are a system's declared tabs (one tab with everything by default). Before a run the view
+    shows the tabs that belong to every result; a result shows the tabs it has sections for (see ``route``).
     """
 
-    def __init__(self, tabs: Sequence[TabRule] = (("Result", None),), sample_rows: int = 10) -> None:
-        self.base_rules = list(tabs)
-        self.rules = list(tabs)
+    def __init__(self, tabs: Sequence[Any] = (Tab("Result"),), sample_rows: int = 10) -> None:
+        self.declared = as_tabs(tabs)
+        self.shown = [t for t in self.declared if not t.when] or self.declared[:1]
         self.sample_rows = sample_rows
         self.result: Any = None
+        #: per shown tab, the section keys of the blocks it shows (empty before a run)
+        self.shown_keys: list[list[str]] = [[] for _ in self.shown]
         self._charts: dict[tuple[str, str], str] = {}  # the shown result's drawn charts, by (name, title)
-        super().__init__(children=[W.HTML(NO_RESULT) for _ in self.rules])
+        super().__init__(children=[W.HTML(NO_RESULT) for _ in self.shown])
         self._set_titles()
 
-    def _set_titles(self) -> None:
-        for i, (title, _) in enumerate(self.rules):
-            self.set_title(i, title)
+    @property
+    def tab_titles(self) -> list[str]:
+        """The titles of the tabs shown now."""
+        return [t.title for t in self.shown]
 
-    def _retab(self, rules: list[TabRule]) -> None:
-        """Rebuild the tabs when a result needs other ones (same titles: nothing to do)."""
-        if [t for t, _ in rules] == [t for t, _ in self.rules]:
-            self.rules = rules
+    def _set_titles(self) -> None:
+        for i, tab in enumerate(self.shown):
+            self.set_title(i, tab.title)
+
+    def _retab(self, tabs: list[Tab]) -> None:
+        """Rebuild the tabs when a result needs other ones (the same tabs: nothing to do)."""
+        if tabs == self.shown:
             return
-        self.rules = rules
-        self.children = [W.HTML(NO_RESULT) for _ in rules]
+        self.shown = tabs
+        self.children = [W.HTML(NO_RESULT) for _ in tabs]
         self._set_titles()
 
     def show(self, result: Any) -> None:
@@ -79,21 +89,12 @@ class ResultView(W.Tab):
         rows, ``set_sample_rows``) redraws no chart: each is drawn once per result."""
         if result is not self.result:
             self.result, self._charts = result, {}
-        self._retab(tabs_for(result, self.base_rules))
-        groups: list[list[Any]] = [[] for _ in self.rules]
-        for block in result.sections(sample_rows=self.sample_rows):
-            taken = [i for i, (_, takes) in enumerate(self.rules) if takes is not None and takes(block)]
-            rest = [i for i, (_, takes) in enumerate(self.rules) if takes is None]
-            target = (taken or rest or [None])[0]
-            if target is not None:
-                groups[target].append(block)
-        for child, blocks in zip(self.children, groups):
+        tabs, groups = route(self.declared, result.sections(sample_rows=self.sample_rows))
+        self._retab(tabs)
+        self.shown_keys = [[getattr(b, "key", "") for b in blocks] for blocks in groups]
+        for child, tab, blocks in zip(self.children, tabs, groups):
             child.value = render.HTML_STYLE + (self._html(blocks) if blocks else
-                                               "<div class='dqkit'><p class='muted'>Nothing to show.</p></div>")
-        if self.rules and self.rules[0] == SINCE_TABS[0] and getattr(result, "mode", None) == "since":
-            for (title, _), child, blocks in zip(self.rules[1:], self.children[1:], groups[1:]):
-                if not blocks:  # an empty list has no section: say which list is empty
-                    child.value = wrap(f"<p class='muted'>No {title.lower()} violation.</p>")
+                                               wrap(f"<p class='muted'>{render.esc(tab.empty or 'Nothing to show.')}</p>"))
         self.selected_index = 0
 
     def set_sample_rows(self, n: int) -> None:
@@ -118,8 +119,10 @@ class ResultView(W.Tab):
         return "<div class='dqkit'>" + "".join(parts) + "</div>"
 
     def clear(self) -> None:
-        """No result: every tab says so (a blank tab reads as broken)."""
+        """No result: the tabs shown before a run, each saying so (a blank tab reads as broken)."""
         self.result, self._charts = None, {}
+        self._retab([t for t in self.declared if not t.when] or self.declared[:1])
+        self.shown_keys = [[] for _ in self.shown]
         for child in self.children:
             child.value = NO_RESULT
 

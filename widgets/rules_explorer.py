@@ -18,9 +18,9 @@ from pyspark.sql import SparkSession
 from dqkit.contract import charts
 from dqkit.contract import render
 from dqkit.errors import ParameterError
-from dqkit.contract.result import Table
 from dqkit.io.sources import DatabaseSource
 from dqkit.errors import DqkitError
+from dqkit.systems import Tab, get
 from dqkit.widgets.controllers import TableListing, error_text
 from dqkit.widgets.declared import DeclaredFields
 from dqkit.widgets.pickers import _Guard
@@ -133,29 +133,22 @@ class ViolationGraphView(W.VBox):
             self.draw()
 
 
-#: The explorer's tabs over ``ViolationRun.sections()``: the verdict, counts and chart; the samples.
-DETECTION_TABS = (
-    ("Violations per rule", None),
-    ("Violations and fixes", lambda b: isinstance(b, Table) and b.title in ("First violations",
-                                                                            "First candidate fixes")),
-)
-
-
 class ViolationView(W.Tab):
-    """The explorer's four tabs: violations per rule, violations and fixes, violation graph, repairs.
+    """The explorer's tabs: ``detect``'s declared ones, then the violation graph and the repairs.
 
     The detection tabs and the repairs tab are ``ResultView`` tabs (``sections()`` of the run and of
-    the ``RepairResult``); the graph tab is interactive. A run with ``since`` is shown as every view
-    shows a ``detect --since`` result (``SINCE_TABS``: Summary, New, Resolved, Persisting), then the
-    graph and repairs tabs; the next plain run gets the four tabs back.
+    the ``RepairResult``); the graph tab is interactive. A run with ``since`` shows the tabs ``detect``
+    declares for a ``--since`` result (Summary, New, Resolved, Persisting), then the graph and repairs
+    tabs; the next plain run gets the plain tabs back.
     """
 
-    #: not ``titles``: that is ipywidgets 8's own Tab trait, and a class attribute of that name blanks the tabs
-    TAB_TITLES = ("Violations per rule", "Violations and fixes", "Violation graph", "Repairs")
+    #: the tabs after ``detect``'s declared ones (not ``titles``: that is ipywidgets 8's own Tab trait, and a
+    #: class attribute of that name blanks the tabs)
+    TAB_TITLES = ("Violation graph", "Repairs")
 
     def __init__(self, graph: ViolationGraphView, sample_rows: int = 10) -> None:
-        self.detection_view = ResultView(DETECTION_TABS, sample_rows)
-        self.repair_view = ResultView((("Repairs", None),), sample_rows)
+        self.detection_view = ResultView(get("detect").tabs, sample_rows)
+        self.repair_view = ResultView((Tab("Repairs"),), sample_rows)
         self.graph = graph
         super().__init__(children=[*self.detection_view.children, graph, *self.repair_view.children])
         self._compose()
@@ -168,7 +161,7 @@ class ViolationView(W.Tab):
         titles = [self.detection_view.get_title(i) for i in range(len(detection))]
         if list(self.children[:len(detection)]) != detection or len(self.children) != len(detection) + 2:
             self.children = [*detection, self.graph, *self.repair_view.children]
-        self.titles = (*titles, *self.TAB_TITLES[2:])
+        self.titles = (*titles, *self.TAB_TITLES)
 
     def show(self, run: ViolationRun) -> None:
         self.detection_view.show(run)
@@ -195,6 +188,7 @@ class ViolationView(W.Tab):
         self.repair_view.clear()
         if isinstance(self.graph, ViolationGraphView):  # any widget may stand in the graph tab
             self.graph.clear()
+        self._compose()
 
 
 class ViolationExplorer(DeclaredFields, ExplorerBase):

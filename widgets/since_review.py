@@ -1,10 +1,11 @@
-"""The nightly front end of the rules widgets: ``SinceView`` and ``ChangeReview`` (issue #26).
+"""Presentation only: the nightly views of the rules widgets, ``SinceView`` and ``ChangeReview``'s per-cell
+checkboxes (issue #26), which a declaration cannot express.
 
 ``SinceView`` shows a ``detect --since`` result (``SinceResult``) in New / Resolved / Persisting tabs,
 each the result's own section, so the widget says what the text, HTML and report say. ``ChangeReview``
 shows a repair's change list (``RepairResult.change_list``, e.g. of ``repair(..., dry_run=True)``) with
-one checkbox per changed cell; **Apply** calls ``dqkit.repair.review.apply_changes`` with the ticked
-cells and shows what was applied (a ``ReviewResult``'s sections). A stale change list is refused by
+one checkbox per changed cell; **Apply** applies the ticked cells (``dqkit.systems.review.review_cells``:
+``apply_changes``) and shows what was applied (a ``ReviewResult``'s sections). A stale change list is refused by
 ``apply_changes`` and shown as a readable message; nothing is applied then.
 """
 from __future__ import annotations
@@ -18,23 +19,23 @@ from pyspark.sql import functions as F
 
 from dqkit.contract import render
 from dqkit.errors import DqkitError, ParameterError
-from dqkit.repair.changelist import CHANGE_LIST_COLUMNS
-from dqkit.repair.review import ReviewResult, apply_changes
+from dqkit.systems import Tab, get
+from dqkit.systems.review import change_list_columns, review_cells
 from dqkit.widgets.controllers import error_text
-from dqkit.widgets.result_view import SINCE_TABS, ResultView, wrap
+from dqkit.widgets.result_view import ResultView, wrap
 
-__all__ = ["SINCE_TABS", "SinceView", "ChangeReview", "MAX_REVIEW_CELLS"]
+__all__ = ["SinceView", "ChangeReview", "MAX_REVIEW_CELLS"]
 
 #: a change list longer than this is reviewed per rule (``dqkit review --accept``), not per cell
 MAX_REVIEW_CELLS = 200
 
 
 class SinceView(ResultView):
-    """A ``detect --since`` result in four tabs: Summary, New, Resolved, Persisting (``SINCE_TABS``,
-    which every ``ResultView`` uses for such a result; a list with no violation says so in its tab)."""
+    """A ``detect --since`` result in four tabs: Summary, New, Resolved, Persisting: ``detect``'s declared
+    tabs, of which these belong to a ``--since`` result (a list with no violation says so in its tab)."""
 
     def __init__(self, sample_rows: int = 10) -> None:
-        super().__init__(SINCE_TABS, sample_rows)
+        super().__init__(get("detect").tabs, sample_rows)
 
 
 class ChangeReview(W.VBox):
@@ -49,11 +50,12 @@ class ChangeReview(W.VBox):
 
     def __init__(self, table: DataFrame, changes: DataFrame, *, key: str, spark: SparkSession | None = None,
                  max_cells: int = MAX_REVIEW_CELLS, sample_rows: int = 10) -> None:
-        missing = [c for c in CHANGE_LIST_COLUMNS if c not in changes.columns]
+        columns = change_list_columns()
+        missing = [c for c in columns if c not in changes.columns]
         if missing:
             raise ParameterError(f"not a change list: no column(s) {', '.join(missing)}",
                                  hint="pass RepairResult.change_list (e.g. of repair(..., dry_run=True))")
-        rows = changes.select(*CHANGE_LIST_COLUMNS).orderBy(F.col("tid").cast("string"), "attr") \
+        rows = changes.select(*columns).orderBy(F.col("tid").cast("string"), "attr") \
             .limit(max_cells + 1).collect()
         if len(rows) > max_cells:
             raise ParameterError(f"the change list has more than {max_cells} changed cells, too many to tick one by one",
@@ -71,8 +73,8 @@ class ChangeReview(W.VBox):
                                      disabled=not self.cells)
         self.apply_button.on_click(lambda _: self.apply())
         self.message = W.HTML()
-        self.view = ResultView((("Applied", None),), sample_rows)
-        self.result: ReviewResult | None = None
+        self.view = ResultView((Tab("Applied"),), sample_rows)
+        self.result: Any = None  # a ReviewResult
         header = W.HTML(wrap(f"<p>{len(self.cells)} changed cell{'s' if len(self.cells) != 1 else ''}: "
                              "tick the changes to accept, then Apply.</p>" if self.cells else
                              "<p class='muted'>The change list is empty: nothing to review.</p>"))
@@ -88,14 +90,13 @@ class ChangeReview(W.VBox):
         """Changes applied by the last Apply (0 before one)."""
         return self.result.applied_count if self.result is not None else 0
 
-    def apply(self) -> ReviewResult | None:
+    def apply(self) -> Any:
         """Apply the ticked cells to the table (never modified: the result is a new DataFrame)."""
         chosen = self.chosen
         self.message.value = ""
         self.apply_button.disabled = True
         try:
-            out, applied = apply_changes(self.spark, self.table, self.changes, self.key,
-                                         accept=lambda ch: (str(ch["tid"]), ch["attr"]) in chosen)
+            result = review_cells(self.spark, self.table, self.changes, self.key, self.cells, chosen)
         except DqkitError as exc:
             self.result = None
             self.view.clear()
@@ -104,23 +105,6 @@ class ChangeReview(W.VBox):
             return None
         finally:
             self.apply_button.disabled = not self.cells
-        self.result = self._result(out, applied, chosen)
+        self.result = result
         self.view.show(self.result)
         return self.result
-
-    def _result(self, out: DataFrame, applied: DataFrame, chosen: set[tuple[str, str]]) -> ReviewResult:
-        """The review's outcome from the (small, collected) change list: per rule, changes and applied."""
-        per: dict[str, dict[str, int]] = {}
-        taken: set[str] = set()
-        held: set[str] = set()
-        for c in self.cells:
-            on = (str(c["tid"]), c["attr"]) in chosen
-            for r in c["rules"] or []:
-                d = per.setdefault(r, {"changes": 0, "applied": 0})
-                d["changes"] += 1
-                d["applied"] += int(on)
-                (taken if on else held).add(r)
-        return ReviewResult(source="the table", key=self.key, table=out, applied=applied, total=len(self.cells),
-                            applied_count=applied.count(),
-                            accepted=tuple(sorted(taken)), rejected=tuple(sorted(held)), per_rule=per)
-

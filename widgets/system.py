@@ -1,7 +1,9 @@
-"""A system's widget, derived from its declaration (``dqkit.systems``): a controller that holds the values
-by parameter name and checks them with the same ``System.prepare`` as the CLI and the report, and a view
-whose form fields (names, help, defaults, choices) come from ``Params`` and whose tabs show the result's
-``sections()`` grouped by the system's declared ``tabs``.
+"""Any system's widget, derived from its declaration alone (``dqkit.systems``): ``explore(name, **values)``.
+
+A controller holds the values by parameter name and checks them with the same ``System.prepare`` as the
+CLI and the report; its run is the generic ``RunController``'s ``System.run``. The view's form fields
+(names, help, defaults, choices) come from ``Params`` and its tabs show the result's ``sections()``
+routed by their stable keys into the system's declared ``tabs``.
 """
 from __future__ import annotations
 
@@ -13,18 +15,19 @@ import ipywidgets as W
 from dqkit.contract import render
 from dqkit.errors import DqkitError, ParameterError, describe_error
 from dqkit.systems import Params, ParamSpec, System, get
+from dqkit.systems.base import RuleText
 from dqkit.widgets.controllers import RunController
 from dqkit.widgets.declared import field_for
-from dqkit.widgets.result_view import ExplorerBase, ResultView, TabRule
+from dqkit.widgets.result_view import ExplorerBase, ResultView
 
 
 class SystemController(RunController):
-    """State and run of one system: ``values`` by parameter name (text or typed), ``params()`` checks
-    them without Spark, ``work`` runs the system. Nothing here parses on its own."""
+    """State and run of one system: ``values`` by parameter name (text or typed, or a notebook's value a
+    field accepts: a DataFrame, a ``{name: table}`` mapping, typed rules), ``params()`` checks them
+    without Spark, the run is ``System.run``. Nothing here parses on its own."""
 
     def __init__(self, system: System | str, values: Mapping[str, Any] | None = None, *, spark: Any = None) -> None:
-        super().__init__(spark)
-        self.system = get(system) if isinstance(system, str) else system
+        super().__init__(spark, get(system) if isinstance(system, str) else system)
         self.values: dict[str, Any] = {}
         for name, value in (values or {}).items():
             self.set(name, value)
@@ -47,18 +50,6 @@ class SystemController(RunController):
             return describe_error(exc)
         return None
 
-    def work(self, progress: Any) -> Any:
-        return self.system.run(self.params(), spark=self.spark, progress=progress, cancel=None)
-
-    def tab_rules(self) -> list[TabRule]:
-        """The result view's tabs, from the declaration: a tab takes the section kinds it names; the
-        last tab also takes whatever no tab names, so no section is lost and no tab is added."""
-        rules: list[TabRule] = []
-        for title, kinds in self.system.tabs:
-            rules.append((title, (lambda block, k=tuple(kinds): type(block).__name__ in k) if kinds else None))
-        if rules and all(takes is not None for _, takes in rules):
-            rules[-1] = (rules[-1][0], None)
-        return rules
 
 
 def _field(s: ParamSpec, value: Any) -> W.Widget:
@@ -77,13 +68,16 @@ class SystemExplorer(ExplorerBase):
             widget = _field(s, controller.values.get(s.name, s.default))
             widget.observe(lambda ch, name=s.name: self._on_field(name, ch["new"]), names="value")
             self.fields[s.name] = widget
-        self._build_run_controls(controller, ResultView(controller.tab_rules()))
+        self._build_run_controls(controller, ResultView(controller.system.tabs))
         self.title = W.HTML(render.HTML_STYLE + f"<div class='dqkit'><h3>{render.esc(controller.system.name)}</h3>"
                             f"<p class='muted'>{render.esc(controller.system.summary)}</p></div>")
         super().__init__(children=[self.title, *self.fields.values(), W.HBox([self.run_button]), self.progress,
                                    self.message, self.view])
 
     def _on_field(self, name: str, value: Any) -> None:
+        spec = self.controller.system.params.spec(name)
+        if spec.accepts == "rules" and isinstance(value, str):
+            value = rules_value(value)
         try:
             self.controller.set(name, value)
         except ParameterError as exc:
@@ -97,3 +91,22 @@ class SystemExplorer(ExplorerBase):
             self._show_error(problem)
             return
         super().start()
+
+
+def rules_value(text: str) -> Any:
+    """What a rules box holds: rule files, one per line (each line an existing file), else the rules
+    themselves, typed one per line (``RuleText``)."""
+    import os
+
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and all(os.path.isfile(line) for line in lines):
+        return tuple(lines)
+    return RuleText(text) if lines else ""
+
+
+def explore(name_or_system: System | str, *, spark: Any = None, **values: Any) -> SystemExplorer:
+    """The explorer of any registered system (or a ``System`` declaration), built from its declaration
+    alone: a form of its ``Params`` holding ``values`` (texts, or what a field accepts: a DataFrame, a
+    ``{name: table}`` mapping, typed rules), Run with progress and Cancel (``System.run``), and its
+    result's sections in the declared tabs. ``explore("delta", old="db/v1", new="db/v2")``."""
+    return SystemExplorer(name_or_system, values, spark=spark)

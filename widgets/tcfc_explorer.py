@@ -1,17 +1,20 @@
-"""TcfcExplorer: TCFC in a notebook.
+"""Presentation only: TcfcExplorer's growing drill-down tree and fragment drill-down, and its level editor,
+which the ``tcfc`` declaration cannot express; its run and tabs are ``tcfc``'s declared ones.
 
 Pick the pairs to compare and the fragmentation columns of each level (the M4 data checks show as
 warnings), set the budget, run in the background with progress and Cancel, watch the drill-down tree
 grow job by job, and click a differing fragment to see a bounded sample of its rows on both sides.
 Cancel stops the run the way an expired budget does: the result is the UNCOMPLETED report so far.
 
-``TcfcController`` holds the state and calls ``dqkit.tcfc``; ``TcfcExplorer`` binds ipywidgets to it.
+``TcfcController`` holds the state; its run is ``tcfc``'s ``System.run`` with the declared ``TcfcParams``
+(the spec the edited object itself; each completed job grows the tree); ``TcfcExplorer`` binds ipywidgets
+to it.
 The budget is the ``tcfc`` system's declared ``budget`` (its field, help and check from ``TcfcParams``:
 seconds above 0, blank for none); a fragment's rows show as the result's sections show a table.
 """
 from __future__ import annotations
 
-import threading
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -19,12 +22,10 @@ from typing import Any
 import ipywidgets as W
 
 from dqkit.contract import render
-from dqkit.errors import DqkitError, ParameterError
 from dqkit.contract.result import Table, sections_html
-from dqkit.tcfc import TcfcResult, TcfcSpec, check_levels, load_spec, run_tcfc
-from dqkit.tcfc.engines import EnginePool, bind_pair
-from dqkit.tcfc.result import fragment_label
-from dqkit.tcfc.spec import Level, validate_pair
+from dqkit.errors import DqkitError, ParameterError
+from dqkit.systems import Params, get
+from dqkit.systems.tcfc import fragment_label, level_warnings, load_spec, pair_columns, with_levels
 from dqkit.widgets.controllers import RunController, error_text
 from dqkit.widgets.declared import DeclaredFields, convert
 from dqkit.widgets.result_view import ExplorerBase, ResultView, wrap
@@ -40,17 +41,16 @@ class TcfcController(RunController):
     the M4 data checks into ``warnings``. ``tree`` grows after every completed job (``on_change('tree')``).
     """
 
-    unit = "jobs"
+    system = "tcfc"
 
     def __init__(self, spec: Any, *, budget: float | None = None, spark: Any = None) -> None:
         super().__init__(spark)
-        self.spec: TcfcSpec = load_spec(spec)
+        self.spec: Any = load_spec(spec)  # a TcfcSpec
         self.selected: list[str] = [p.name for p in self.spec.pairs]
         self.budget = budget if budget is not None else self.spec.budget
         self.warnings: list[str] = []
         self.problem: str | None = None
         self.tree: list[tuple[Any, list[Any]]] = []
-        self._stop = threading.Event()
         self._columns: dict[str, list[str]] = {}
 
     # ----- choices
@@ -61,14 +61,11 @@ class TcfcController(RunController):
     def columns(self, pair: str) -> list[str]:
         """The source side's columns of ``pair`` (read from its schema; no query runs)."""
         if pair not in self._columns:
-            pool = EnginePool(self.spark)
             try:
-                self._columns[pair] = list(bind_pair(self.spec.pair(pair), pool).source.types)
+                self._columns[pair] = pair_columns(self.spec, pair, spark=self.spark)
             except DqkitError as exc:
                 self.problem = error_text(exc)
                 self._columns[pair] = []
-            finally:
-                pool.close()
         return self._columns[pair]
 
     def levels(self, pair: str) -> list[list[str]]:
@@ -76,16 +73,12 @@ class TcfcController(RunController):
 
     def set_levels(self, pair: str, levels: Sequence[Sequence[str]]) -> bool:
         """Replace ``pair``'s fragmentation sets; False (and ``problem``) when the model refuses them."""
-        old = self.spec.pair(pair)
-        aggs = old.levels[0].A
         try:
-            new = validate_pair(replace(old, levels=tuple(Level(tuple(x), aggs) for x in levels),
-                                        healthy_depth=min(old.healthy_depth, max(1, len(levels)))))
+            self.spec = with_levels(self.spec, pair, levels)
         except DqkitError as exc:
             self.problem = error_text(exc)
             self._changed("problem")
             return False
-        self.spec = replace(self.spec, pairs=tuple(new if p.name == pair else p for p in self.spec.pairs))
         self.problem = None
         self._changed("spec")
         return True
@@ -99,7 +92,7 @@ class TcfcController(RunController):
         self.warnings = []
         for name in self.selected:
             try:
-                self.warnings += check_levels(self.spec, name, spark=self.spark)
+                self.warnings += level_warnings(self.spec, name, spark=self.spark)
             except DqkitError as exc:
                 self.warnings.append(f"{name}: {error_text(exc)}")
         self._changed("warnings")
@@ -109,22 +102,25 @@ class TcfcController(RunController):
     def expected_steps(self) -> int:
         return 0
 
-    def work(self, progress: Any) -> TcfcResult:
+    def params(self) -> Params:
+        """``tcfc``'s checked ``Params``: the selected pairs of the edited spec (the object itself), the
+        budget, and the tree's hook (each completed job grows it)."""
         if not self.selected:
             raise ParameterError("no pair is selected", hint="select at least one pair")
         spec = replace(self.spec, pairs=tuple(p for p in self.spec.pairs if p.name in self.selected))
         self.tree = []
-        self._stop = threading.Event()
 
         def on_job(record: Any, diffs: list[Any]) -> None:
             self.tree.append((record, diffs))
             self._changed("tree")
 
-        return run_tcfc(spec, self.budget, spark=self.spark, progress=progress, on_job=on_job, cancel=self._stop)
+        params = get("tcfc").prepare(spec=spec, budget=self.budget)
+        return dataclasses.replace(params, _on_job=on_job)
 
     def cancel(self) -> None:
-        """Stop the run like an expired budget: running queries are cancelled, the report so far is kept."""
-        self._stop.set()
+        """Stop the run like an expired budget (the ``cancel`` the run watches): running queries are
+        cancelled, the report so far is kept."""
+        self.cancel_event.set()
 
     def differing(self) -> list[tuple[str, int, tuple, str]]:
         """(pair, level, values, label) of every differing fragment of the result."""
@@ -160,7 +156,7 @@ class TcfcExplorer(DeclaredFields, ExplorerBase):
         self.leaves = W.Dropdown(options=[], description="Fragment")
         self.show_rows = W.Button(description="Show rows", icon="table")
         self.rows_box = W.HTML()
-        self._build_run_controls(c, ResultView())
+        self._build_run_controls(c, ResultView(get("tcfc").tabs))
         self.pairs.observe(lambda ch: setattr(c, "selected", list(ch["new"])), names="value")
         self.pair.observe(lambda _: self._load_levels(), names="value")
         self.apply_levels.on_click(lambda _: self.set_levels(self.levels_text.value))
@@ -201,7 +197,7 @@ class TcfcExplorer(DeclaredFields, ExplorerBase):
         self.tree_box.value = self.rows_box.value = ""
         self.leaves.options = []
 
-    def show_result(self, result: TcfcResult) -> None:
+    def show_result(self, result: Any) -> None:
         """Cancel is an early budget: the result is the report so far (UNCOMPLETED), shown like any other."""
         super().show_result(result)
         self.leaves.options = [(label, (p, lv, v)) for p, lv, v, label in self.controller.differing()]

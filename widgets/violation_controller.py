@@ -1,9 +1,12 @@
-"""ViolationController: the state and the run of the violation explorer (detect, and repair when asked;
-the violation hypergraph's largest components when the graph is first asked for; with ``since``, the violations new, resolved and
-persisting since a previous version), and ``ViolationRun``, what one run produced. Plain Python (no
-ipywidgets); ``ViolationExplorer`` is its view. The options that are parameters of ``detect`` and
-``repair`` (``since``, ``max_change``, ``method``, ``max_iterations``) are checked as those systems
-declare them (``dqkit.widgets.declared.convert``), never here.
+"""Presentation only: the violation explorer's state: a run of ``detect`` (and ``repair`` when asked) that
+keeps the candidate-fix sample and the violation graph a declaration cannot express.
+
+``ViolationController`` runs ``detect``'s and ``repair``'s ``System.run`` with their declared ``Params``
+(the table a DataFrame, the rules the checked rule objects: fields that take a notebook's values); with
+``since``, the violations new, resolved and persisting since a previous version. ``ViolationRun`` is what
+one run produced; its violation hypergraph is built when the graph is first asked for (through the
+``repair`` declaration). Plain Python (no ipywidgets); ``ViolationExplorer`` is its view. The options are
+checked as ``detect`` and ``repair`` declare them, never here.
 """
 from __future__ import annotations
 
@@ -19,13 +22,11 @@ import pandas as pd
 from pyspark.sql import SparkSession
 
 from dqkit.contract import charts
-from dqkit.detect import DetectionResult, detect
-from dqkit.detect._result import FIX_SAMPLE_COLUMNS
 from dqkit.errors import ParameterError
-from dqkit.detect.since import SinceResult, detect_since
-from dqkit.repair import RepairResult, ViolationHypergraph, repair, violation_hypergraph
 from dqkit.io.sources import DatabaseSource
-from dqkit.systems.detect import DetectParams, check_since
+from dqkit.systems import Params, get
+from dqkit.systems.detect import FIX_SAMPLE_COLUMNS
+from dqkit.systems.repair import violation_hypergraph
 from dqkit.widgets.controllers import RunController, TableListing
 from dqkit.widgets.declared import convert
 from dqkit.widgets.local_graph import LocalHypergraph, local_capable
@@ -35,7 +36,7 @@ __all__ = ["COMPONENT_COLUMNS", "FIX_SAMPLE_COLUMNS", "ViolationController", "Vi
            "largest_components"]
 
 
-def fix_sample(detection: DetectionResult, n: int) -> pd.DataFrame:
+def fix_sample(detection: Any, n: int) -> pd.DataFrame:
     """At most ``n`` candidate fixes per rule (``DetectionResult.first_fixes``, which the detection's
     "First candidate fixes" section shows)."""
     return detection.first_fixes(n)
@@ -44,7 +45,7 @@ def fix_sample(detection: DetectionResult, n: int) -> pd.DataFrame:
 COMPONENT_COLUMNS = ["component", "tid", "attr", "cells", "violations"]
 
 
-def largest_components(graph: ViolationHypergraph | LocalHypergraph, n: int) -> pd.DataFrame:
+def largest_components(graph: Any, n: int) -> pd.DataFrame:
     """The ``n`` largest components (cells, then id), named ``tid.attr`` by their smallest cell."""
     if isinstance(graph, LocalHypergraph):
         top = graph.component_sizes().head(n)
@@ -65,7 +66,7 @@ class _GraphCache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.built = False
-        self.hypergraph: ViolationHypergraph | LocalHypergraph | None = None
+        self.hypergraph: Any = None  # a ViolationHypergraph (Spark) or a LocalHypergraph
         self.components = pd.DataFrame(columns=COMPONENT_COLUMNS)
 
 
@@ -86,9 +87,9 @@ class ViolationRun:
     "since": every view shows it in New / Resolved / Persisting tabs), no fixes and no graph.
     """
 
-    detection: DetectionResult | SinceResult
+    detection: Any  # a DetectionResult, or a SinceResult (``mode`` "since")
     fixes: pd.DataFrame
-    repair: RepairResult | None = None
+    repair: Any = None  # a RepairResult
     seconds: dict[str, float] = field(default_factory=dict)
     max_components: int = 50
     _graph: _GraphCache = field(default_factory=_GraphCache, repr=False, compare=False)
@@ -110,7 +111,7 @@ class ViolationRun:
         return self._graph.built or not self.has_graph
 
     @property
-    def hypergraph(self) -> ViolationHypergraph | LocalHypergraph | None:
+    def hypergraph(self) -> Any:
         """The violation hypergraph (built on first read; None without violations or with ``since``):
         on the driver (``LocalHypergraph``, one fetch) for up to ``LOCAL_VIOLATIONS`` violations of
         declarative rules, else in Spark."""
@@ -155,7 +156,7 @@ class ViolationController(RunController):
     ``max_nodes``: a larger component is refused with a ``ParameterError`` saying so).
     """
 
-    unit = "steps"
+    system = "detect"
 
     def __init__(self, source: DatabaseSource | TableListing | Any = None, *, table: str | None = None,
                  rules: Any = None, key: str | None = None, repair: bool = False, method: str = "auto",
@@ -231,90 +232,68 @@ class ViolationController(RunController):
             self._changed("selection")
 
     # ----- running
-    def arguments(self) -> dict[str, Any]:
-        """The keyword arguments ``detect``/``repair`` get; a bad rule fails here, before any Spark job,
-        and so does a ``since`` that ``detect`` would refuse (``since_params``)."""
-        rules = self.ruleset.check()
-        if self.since is not None:
-            self.since_params(rules)
-        return {"table": self.ruleset.frame(), "rules": rules, "key": self.key, "name": self.ruleset.table}
+    @property
+    def unit(self) -> str:
+        """``detect``'s declared unit, or steps when repair's iterations are counted too."""
+        return super().unit if not self.repair else "steps"
 
-    def since_params(self, rules: list[Any]) -> DetectParams:
-        """``detect``'s parameters for a run with ``since``, checked by its own ``check_since`` without
-        Spark: a key is needed, a saved detection must match the rules and key, an old table must exist
-        and hold the key and the rules' columns (read from its footer or header)."""
-        params = DetectParams.parse({"table": str(self.ruleset.table), "rules": ("(the explorer's rules)",),
-                                     "key": self.key, "max_change": self.max_change,
-                                     "since": self.since if isinstance(self.since, str) else None})
-        if not isinstance(self.since, str):
-            params = dataclasses.replace(params, since=self.since)  # a DataFrame: checked by Spark
-        check_since(params, rules)
-        return params
+    def params(self, system: str = "detect") -> Params:
+        """``detect``'s (or ``repair``'s) checked ``Params``: the table as a DataFrame and the rules as the
+        checked rule objects (a bad rule fails here, before any Spark job), named as the listing names
+        the table. With ``since``, ``detect`` checks it as the CLI does (a key is needed, a saved
+        detection must match the rules and key, an old table must hold the key and the rules' columns)."""
+        rules = tuple(self.ruleset.check())
+        values: dict[str, Any] = {"table": self.ruleset.frame(), "rules": rules, "key": self.key}
+        if system == "detect":
+            values.update(since=self.since, max_change=self.max_change)
+        else:
+            values.update(method=self.method, max_iterations=self.max_iterations)
+        return dataclasses.replace(get(system).prepare(values), _name=self.ruleset.table)
+
+    def since_params(self, rules: Any = None) -> Params:
+        """``detect``'s parameters for a run with ``since``, checked without Spark (see ``params``)."""
+        return self.params("detect")
 
     def expected_steps(self) -> int:
         rules = 1 if self.since is not None else len(self.ruleset.rules)
         return rules + 1 + (self.max_iterations if self.repair else 0)
 
     def work(self, progress: Callable[[str, str, int, int], None]) -> ViolationRun:
-        args = self.arguments()
-        if self.since is not None:
-            return self._work_since(args, progress)
-        n_rules = len(args["rules"])
+        """``detect``'s run (with ``since``: new, resolved, persisting), the fix sample, then ``repair``'s run
+        when ticked. With a key and repair ticked (no ``since``), the detection shown is repair's first
+        round's: one detection, not two (with content ids repair numbers rows its own way, so it is not)."""
+        detect_params = self.params("detect")
+        repair_params = self.params("repair") if self.repair else None
+        since = self.since is not None
+        n_rules = 1 if since else len(detect_params.rules)
         total = n_rules + 1 + (self.max_iterations if self.repair else 0)
 
         def step(stage: str, item: str, done: int, _total: int) -> None:
             progress(stage, item, done if stage == "detect" else n_rules + 1 + done, total)
 
+        def repair_step(_stage: str, item: str, done: int, _total: int) -> None:
+            step("repair", item, done, total)
+
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
         repaired = None
-        if self.repair and args["key"] is not None:
-            # repair's first round detects on the same rows with the same key: that detection is the
-            # run's, not a second one (with content ids repair numbers rows its own way, so it is not)
-            repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
-                              max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
-                              progress=lambda s, i, d, t: step("repair", i, d, t))
+        if repair_params is not None and self.key is not None and not since:
+            repaired = self.run_system("repair", repair_params, repair_step)
             seconds["repair"] = time.perf_counter() - t0
             det = repaired.first_detection
-            t1 = time.perf_counter()
-            fixes = fix_sample(det, self.sample_rows)
-            seconds["fixes"] = time.perf_counter() - t1
-            progress("fixes", "candidate fixes", total, total)
         else:
-            det = detect(args["table"], args["rules"], key=args["key"], spark=self.spark, name=args["name"],
-                         progress=step)
-            fixes = fix_sample(det, self.sample_rows)
+            det = self.run_system("detect", detect_params, step)
             seconds["detect"] = time.perf_counter() - t0
-            progress("fixes", "candidate fixes", n_rules + 1, total)  # the graph is built when its tab opens
-            if self.repair:
-                t2 = time.perf_counter()
-                repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
-                                  max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
-                                  progress=lambda s, i, d, t: step("repair", i, d, t))
-                seconds["repair"] = time.perf_counter() - t2
+        t1 = time.perf_counter()
+        fixes = pd.DataFrame(columns=FIX_SAMPLE_COLUMNS) if since else fix_sample(det, self.sample_rows)
+        seconds["fixes"] = time.perf_counter() - t1
+        progress("fixes", "candidate fixes", n_rules + 1, total)  # the graph is built when its tab opens
+        if repair_params is not None and repaired is None:
+            t2 = time.perf_counter()
+            repaired = self.run_system("repair", repair_params, repair_step)
+            seconds["repair"] = time.perf_counter() - t2
         seconds["total"] = time.perf_counter() - t0
         return ViolationRun(det, fixes, repaired, seconds, self.max_components)
-
-    def _work_since(self, args: dict[str, Any], progress: Callable[[str, str, int, int], None]) -> ViolationRun:
-        """``detect --since`` on the table (then repair, when ticked): new, resolved and persisting."""
-        total = 2 + (self.max_iterations if self.repair else 0)
-        seconds: dict[str, float] = {}
-        t0 = time.perf_counter()
-        since = detect_since(args["table"], self.since, args["rules"], key=str(args["key"]), spark=self.spark,
-                             name=args["name"], max_change=self.max_change)
-        seconds["detect"] = time.perf_counter() - t0
-        progress("detect", "since", 2, total)
-        repaired = None
-        if self.repair:
-            t1 = time.perf_counter()
-            # detect --since checked the key on these rows (refusing a repeated or NULL one): trusted
-            repaired = repair(args["table"], args["rules"], key=args["key"], method=self.method,
-                              max_iterations=self.max_iterations, spark=self.spark, name=args["name"],
-                              progress=lambda s, i, d, t: progress("repair", i, 2 + d, total), trust_key=True)
-            seconds["repair"] = time.perf_counter() - t1
-        seconds["total"] = time.perf_counter() - t0
-        return ViolationRun(since, pd.DataFrame(columns=FIX_SAMPLE_COLUMNS), repaired, seconds,
-                            self.max_components)
 
     # ----- the violation graph
     def component_options(self, run: ViolationRun | None = None) -> list[tuple[str, tuple[Any, str]]]:

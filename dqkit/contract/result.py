@@ -4,7 +4,8 @@ A system's result implements three things:
 
 * ``to_dict()``: JSON-ready summary (what ``--format json`` prints and ``summary.json`` holds);
 * ``sections()``: the titled parts a person reads, in order: a ``Verdict`` first, then ``Facts``,
-  ``Table``, ``Chart``, ``Changes`` and ``Notes`` blocks;
+  ``Table``, ``Chart``, ``Changes`` and ``Notes`` blocks, each with a stable ``key`` naming its role
+  (``summary``, ``charts``...), which ``System.tabs`` names to place it in a widget tab;
 * ``frames()``: the Spark DataFrames worth persisting, by relative name.
 
 The base ``Result`` turns those into ``to_text()``, ``to_html()``, ``_repr_html_()``,
@@ -45,6 +46,7 @@ class Verdict:
     label: str
     summary: str = ""
     title: str = ""
+    key: str = field(default="", kw_only=True)
 
     def to_text(self) -> str:
         return f"{self.label}: {self.summary}" if self.summary else self.label
@@ -64,6 +66,7 @@ class Facts:
 
     title: str
     items: Mapping[str, Any]
+    key: str = field(default="", kw_only=True)
 
     def to_text(self) -> str:
         width = max((len(str(k)) for k in self.items), default=0)
@@ -86,6 +89,7 @@ class Table:
     frame: pd.DataFrame
     note: str = ""
     max_rows: int | None = None
+    key: str = field(default="", kw_only=True)
 
     def to_text(self) -> str:
         text = render.text_table(self.frame if self.max_rows is None else self.frame.head(self.max_rows))
@@ -106,6 +110,7 @@ class Chart:
     title: str
     name: str
     build: Callable[[], Any] = field(repr=False, compare=False)
+    key: str = field(default="", kw_only=True)
 
     def to_text(self) -> str:
         return ""  # charts have no text form; the numbers are in the tables beside them
@@ -137,6 +142,7 @@ class Notes:
 
     title: str
     items: Sequence[str]
+    key: str = field(default="", kw_only=True)
 
     def to_text(self) -> str:
         return "\n".join(f"note: {i}" for i in self.items)
@@ -149,6 +155,29 @@ class Notes:
 
 
 Block = Verdict | Facts | Table | Chart | Notes
+
+
+def keyed(key: str, blocks: Any) -> Any:
+    """``blocks`` (one block or a list) with the stable section ``key`` set on each block that has none.
+
+    A key names a section's role (``summary``, ``row_delta``, ``charts``...): ``System.tabs`` names keys,
+    so a widget routes a section by its key, never by its title (rewording a title moves nothing).
+    """
+    import dataclasses
+
+    if isinstance(blocks, (list, tuple)):
+        return [keyed(key, b) for b in blocks]
+    return blocks if getattr(blocks, "key", "") else dataclasses.replace(blocks, key=key)
+
+
+def section_keys(blocks: Iterable[Any]) -> list[str]:
+    """The distinct keys of ``blocks``, in order of first appearance."""
+    out: list[str] = []
+    for b in blocks:
+        k = getattr(b, "key", "")
+        if k not in out:
+            out.append(k)
+    return out
 
 
 def _titled(block: Any, charts: bool = True, level: int = 3) -> str:

@@ -26,7 +26,7 @@ from dqkit.dedup._em import FSModel
 from dqkit.dedup._golden import _K, CLUSTER, SIZE, golden_records  # noqa: F401 - re-exported (tests, callers)
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.runtime.sparkutil import checkpoint_on_read, col
 
 
@@ -342,7 +342,7 @@ class DedupResult(DedupCharts, Result):
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         cfg = self.config
-        blocks: list[Any] = [self.verdict_block(), Facts("What was linked" if self.is_link else "What was deduplicated", {
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("What was linked" if self.is_link else "What was deduplicated", key="summary", items={
             **({"tables": self.table, "link": "pairs only across the two tables; clusters are the connected "
                                               "components of the cross-table matches"}
                if self.is_link else {"table": self.table}), "key": self.key, "records": self.n_records,
@@ -350,40 +350,41 @@ class DedupResult(DedupCharts, Result):
             "candidate pairs": self.n_pairs, "threshold": self.threshold,
             "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
             "records in them": self.records_in_duplicates, "golden records": self.n_clusters,
-            "prior (two random records match)": f"{self.model.prior:.3g}"}), self._config_facts()]
-        blocks += blocking_table(self.block_stats, max_rows=sample_rows or None, link=self.is_link)
-        blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes))
+            "prior (two random records match)": f"{self.model.prior:.3g}"}), keyed("summary", self._config_facts())]
+        blocks += keyed("blocking", blocking_table(self.block_stats, max_rows=sample_rows or None, link=self.is_link))
+        blocks.append(Chart("Pairs per blocking rule", "block_sizes", self.plot_block_sizes, key="blocking"))
         blocks.append(Table("Model", self.model_table(),
                             note="m = P(level | match), u = P(level | non-match); a pair's match weight is "
-                                 f"{self.model.prior_weight:.2f} (prior) + Σ log2(m/u); NULL adds 0"))
-        blocks.append(Chart("Match weights", "match_weights", self.plot_match_weights))
+                                 f"{self.model.prior_weight:.2f} (prior) + Σ log2(m/u); NULL adds 0", key="model"))
+        blocks.append(Chart("Match weights", "match_weights", self.plot_match_weights, key="model"))
         blocks.append(Table("Cluster sizes", pd.DataFrame({"size": list(self.cluster_sizes),
-                                                           "clusters": list(self.cluster_sizes.values())})))
-        blocks.append(Chart("Cluster sizes", "cluster_sizes", self.plot_cluster_sizes))
+                                                           "clusters": list(self.cluster_sizes.values())}),
+                            key="clusters"))
+        blocks.append(Chart("Cluster sizes", "cluster_sizes", self.plot_cluster_sizes, key="clusters"))
         if sample_rows and self.duplicate_clusters:
             blocks.append(Table("Largest clusters", self.cluster_sample(sample_rows),
-                                note=f"at most {sample_rows} clusters, 10 keys each"))
+                                note=f"at most {sample_rows} clusters, 10 keys each", key="clusters"))
             def strongest(k: int) -> list[Any]:
                 return (self.matches.orderBy(F.desc("match_weight"), "key_1", "key_2")
                         .select("key_1", "key_2", "rule", "match_weight", "probability").limit(k).collect())
             top = self.first_rows("matching pairs", sample_rows, strongest)
             blocks.append(Table("Matching pairs", pd.DataFrame([r.asDict() for r in top]),
-                                note=f"the {sample_rows} with the highest match weight"))
+                                note=f"the {sample_rows} with the highest match weight", key="pairs"))
             if top:  # the weakest of the first ten: the same pair whatever page of pairs is shown
                 last = self.first_rows("matching pairs", 10, strongest)[-1]
                 k1, k2 = last["key_1"], last["key_2"]
                 blocks.append(Chart(f"Why {k1} ~ {k2} match", "waterfall",
-                                    functools.partial(self.plot_waterfall, k1, k2)))
+                                    functools.partial(self.plot_waterfall, k1, k2), key="pairs"))
         if sample_rows and self.duplicate_clusters:
             golden = pd.DataFrame(self.first_rows("golden", sample_rows, lambda k: [
                 r.asDict() for r in self.golden.where(F.col(SIZE) > 1).orderBy(F.desc(SIZE), CLUSTER).limit(k).collect()]),
                 columns=self.golden.columns)
             blocks.append(Table("Golden records of the largest clusters", golden,
                                 note=f"at most {sample_rows}; per column the most frequent non-NULL value of the "
-                                     "cluster's records (ties to the smallest)"))
-        blocks += self._accuracy_blocks()
+                                     "cluster's records (ties to the smallest)", key="golden"))
+        blocks += keyed("accuracy", self._accuracy_blocks())
         if self.notes:
-            blocks.append(Notes("Notes", list(self.notes)))
+            blocks.append(Notes("Notes", list(self.notes), key="notes"))
         return blocks
 
     def _config_facts(self) -> Facts:

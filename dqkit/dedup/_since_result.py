@@ -17,7 +17,7 @@ from dqkit.dedup._result import SAVE_FORMATS
 from dqkit.dedup.config import DedupConfig
 from dqkit.dedup.diff import KINDS, DedupDiffResult
 from dqkit.errors import ParameterError
-from dqkit.contract.result import Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Facts, Notes, Result, Table, Verdict, keyed
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -137,30 +137,31 @@ class DedupSinceResult(Result):
         how = (f"full run: {self.full_run_reason}; every candidate pair was compared with the saved model"
                if self.full_run else "incremental: only pairs with an added or changed record were compared, "
                                      "with the saved model; the other clusters were kept with their ids")
-        blocks: list[Any] = [self.verdict_block(), Facts("Since the last run", {
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("Since the last run", key="summary", items={
             "saved run": self.since, "how": how,
             "records": f"{self.n_records:,} ({ch.get('added', 0):,} added, {ch.get('removed', 0):,} removed, "
                        f"{ch.get('changed', 0):,} changed)",
             "pairs compared": self.pairs_compared,
             "clusters": f"{self.clusters_before:,} before, {self.n_clusters:,} now",
             **{k: c[k] for k in KINDS}}),
-            Facts("What was deduplicated", {
+            Facts("What was deduplicated", key="summary", items={
                 "table": self.table, "key": self.key, "threshold": self.threshold,
                 "matching pairs": self.n_matching_pairs, "clusters with duplicates": self.duplicate_clusters,
                 "records in them": self.records_in_duplicates, "golden records": self.n_clusters})]
         if sample_rows:
             diff = self._diff()
-            blocks += [diff._table(k, sample_rows) for k in KINDS
-                       if k != "unchanged" and (self.changes["kind"] == k).any()]
+            blocks += keyed("changes", [diff._table(k, sample_rows) for k in KINDS
+                                        if k != "unchanged" and (self.changes["kind"] == k).any()])
         blocks.append(Table("Cluster sizes", pd.DataFrame({"size": list(self.cluster_sizes),
-                                                           "clusters": list(self.cluster_sizes.values())})))
+                                                           "clusters": list(self.cluster_sizes.values())}),
+                            key="clusters"))
         blocks.append(Notes("How cluster ids are kept", [
             "an unchanged cluster keeps its id; a changed or merged cluster keeps the id of its largest ancestor "
             "(the old cluster giving it the most records, ties to the smallest id); a split cluster's id goes to "
             "the part holding most of its records",
             "new clusters get ids never used before (their smallest key when free); changes are classified as "
             "`dqkit dedup-diff` does, by record sets",
-            *self.notes]))
+            *self.notes], key="notes"))
         return blocks
 
     def frames(self, **_: Any) -> dict[str, DataFrame]:

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from dqkit.errors import ParameterError
-from dqkit.contract.result import Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.dedup.manifest import CLUSTER, HINT, RunInfo, check_runs, part_files
 
 #: The kinds of change, in the order they are reported.
@@ -200,18 +200,19 @@ class DedupDiffResult(Result):
     def sections(self, sample_rows: int = 10) -> list[Any]:
         c = self.counts
         d = self.to_dict()["records"]
-        blocks: list[Any] = [self.verdict_block(), Facts("What was compared", {
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("What was compared", key="summary", items={
             "run A": self.run_a, "run B": self.run_b, "key": self.key,
             "records": f"{self.records_a:,} in A, {self.records_b:,} in B ({d['added']:,} added, {d['removed']:,} gone)",
             "clusters": f"{self.clusters_a:,} in A, {self.clusters_b:,} in B",
             **{k: c[k] for k in KINDS}})]
         if sample_rows:
-            blocks += [self._table(k, sample_rows) for k in KINDS if c[k] and k != "unchanged"]
+            blocks += keyed("changes", [self._table(k, sample_rows) for k in KINDS if c[k] and k != "unchanged"])
             if c["unchanged"]:
-                blocks.append(self._table("unchanged", sample_rows))
+                blocks.append(keyed("changes", self._table("unchanged", sample_rows)))
         blocks.append(Notes("How clusters are matched", [
             "clusters are matched by their record sets, not by their ids (ids are arbitrary across runs)",
-            "a record moving from one cluster to another is one 'regrouped' change naming every cluster involved"]))
+            "a record moving from one cluster to another is one 'regrouped' change naming every cluster involved"],
+            key="notes"))
         return blocks
 
     def frames(self, **_: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dqkit.delta.kernel import dedup_frame
 from dqkit.delta.plan import TablePlan
 from dqkit.delta.schema import SchemaDelta
 from dqkit.errors import ParameterError, UnknownTableError
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.runtime.sparkutil import quote_ident as _q
 
 #: the titles of the schema delta's blocks (the first blocks after the verdict)
@@ -221,22 +221,25 @@ class DeltaResult(Result):
         if p.get("tolerances"):
             facts["column tolerance"] = "; ".join(f"{t}.{c}={v}" for t, m in p["tolerances"].items()
                                                   for c, v in m.items())
-        blocks: list[Any] = [self.verdict_block(), *self.schema_sections(), Facts("What was compared", facts)]
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), *self.schema_sections(),
+                             Facts("What was compared", facts, key="summary")]
         if self.tables and ("row" in self.stages or "dedup" in self.stages):
-            blocks.append(Table("Row statistics", self.row_stats))
-            blocks.append(Chart("Difference count per table", "difference_count", self.plot_difference_count))
+            blocks.append(Table("Row statistics", self.row_stats, key="row_stats"))
+            blocks.append(Chart("Difference count per table", "difference_count", self.plot_difference_count,
+                                key="charts"))
             if "row" in self.stages:
                 blocks.append(Chart("Difference percentage per table", "difference_percent",
-                                    self.plot_difference_percent))
+                                    self.plot_difference_percent, key="charts"))
         for name, t in self.tables.items():
             if t.column_stats:
                 blocks.append(Table(f"Column statistics: {name}", self.column_stats(name),
                                     note="count: changed key-paired rows; min to max: the size of each change "
-                                         f"({'; '.join(f'{c}: {u}' for c, u in self.units(name).items())})"))
+                                         f"({'; '.join(f'{c}: {u}' for c, u in self.units(name).items())})",
+                                    key="column_stats"))
                 blocks.append(Chart(f"Differences per column of {name}", f"{name}_column_differences",
-                                    lambda name=name: self.plot_column_differences(name)))
+                                    lambda name=name: self.plot_column_differences(name), key="charts"))
                 blocks.append(Chart(f"Quartiles of {name}", f"{name}_quartiles",
-                                    lambda name=name: self.plot_quartiles(name)))
+                                    lambda name=name: self.plot_quartiles(name), key="charts"))
         if sample_rows:
             for name, t in self.tables.items():
                 if t.updates is not None and (t.pairing or {}).get("paired", 0) > 0:
@@ -244,12 +247,13 @@ class DeltaResult(Result):
                     if len(frame):  # every change may lie within tolerance
                         blocks.append(Table(f"Changes: {name}", frame,
                                             note=f"first {sample_rows} changed rows in key order, each changed "
-                                                 "column as old -> new; whole rows: result.updates(table)"))
+                                                 "column as old -> new; whole rows: result.updates(table)",
+                                            key="changes"))
                 if t.row_delta is not None and t.row_stats.get("differences", 0) > 0:
                     frame, note = self.row_delta_sample(name, sample_rows)
-                    blocks.append(Table(f"Row delta sample: {name}", frame, note=note))
+                    blocks.append(Table(f"Row delta sample: {name}", frame, note=note, key="row_delta"))
         if self.messages:
-            blocks.append(Notes("Notes", self.messages))
+            blocks.append(Notes("Notes", self.messages, key="notes"))
         return blocks
 
     def schema_frame(self) -> pd.DataFrame:
@@ -280,15 +284,15 @@ class DeltaResult(Result):
         """The schema delta blocks, first after the verdict: the changes, then the proposed renames."""
         if not self.schema.changed:
             return [Notes(SCHEMA_TITLE, ["no schema change: every compared table has the same columns and "
-                                         "types in both versions"])]
+                                         "types in both versions"], key="schema")]
         blocks: list[Any] = [Table(SCHEMA_TITLE, self.schema_frame(),
                                    note="columns only in one version are reported, not compared; the common "
                                         "columns are compared (widened numbers by value, other type changes "
-                                        "as text)")]
+                                        "as text)", key="schema")]
         proposed = self.proposed_renames()
         if len(proposed):
             blocks.append(Table(PROPOSED_TITLE, proposed,
-                                note="never applied: accept one by running again with its --rename"))
+                                note="never applied: accept one by running again with its --rename", key="schema"))
         return blocks
 
     def frames(self, include_dedup: bool = False) -> dict[str, DataFrame]:

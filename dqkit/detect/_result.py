@@ -10,12 +10,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.errors import RuleError
-from dqkit.contract.result import SAMPLE_PREFETCH, Chart, Facts, Result, Table, Verdict
+from dqkit.contract.result import SAMPLE_PREFETCH, Chart, Facts, Result, Table, Verdict, keyed
+from dqkit.detect._names import FIX_SAMPLE_COLUMNS
 from dqkit.detect.since_manifest import FINGERPRINTS, MANIFEST, make_manifest, pairs_unique
 
 
 #: the columns of a sample of candidate fixes (``DetectionResult.first_fixes``)
-FIX_SAMPLE_COLUMNS = ["rule", "t1", "t2", "cell", "value", "fix", "other value"]
 
 
 def of_violations(rows: DataFrame, violations: DataFrame) -> DataFrame:
@@ -216,27 +216,28 @@ class DetectionResult(Result):
     def sections(self, sample_rows: int = 10) -> list[Any]:
         """Verdict, what was checked, violations per rule with a chart, the first violations and the first
         candidate fixes (BigDansing's GenFix: how one cell could change so that a violation disappears)."""
-        blocks: list[Any] = [self.verdict_block(),
+        blocks: list[Any] = [keyed("summary", self.verdict_block()),
                              Facts("What was checked", {"table": self.table, "rules": len(self.summaries),
                                                         "mode": self.mode if self.sample is None
-                                                        else f"{self.mode} (at most {self.sample} per rule)"})]
+                                                        else f"{self.mode} (at most {self.sample} per rule)"},
+                                   key="summary")]
         per_rule = pd.DataFrame([{"rule": s.name, "definition": s.rule, "operator": s.operator,
                                   "violations": s.violations, "seconds": round(s.seconds, 2)}
                                  for s in self.summaries], columns=["rule", "definition", "operator", "violations",
                                                                     "seconds"])
-        blocks.append(Table("Violations per rule", per_rule))
+        blocks.append(Table("Violations per rule", per_rule, key="violations"))
         if len(self.summaries) > 1 or self.total_violations:
-            blocks.append(Chart("Violations per rule", "violations_per_rule", self.plot_counts))
+            blocks.append(Chart("Violations per rule", "violations_per_rule", self.plot_counts, key="charts"))
         if self.mode != "count" and sample_rows and self.total_violations:
             rows = self.sample_rows(sample_rows)
             blocks.append(Table("First violations", pd.DataFrame(rows, columns=["rule", "t1", "t2"]),
                                 note=f"at most {sample_rows} per rule, smallest tuple ids first; "
-                                     "t2 is NULL for one-tuple rules"))
+                                     "t2 is NULL for one-tuple rules", key="violations"))
             fixes = self.first_fixes(sample_rows)
             if len(fixes):
                 blocks.append(Table("First candidate fixes", fixes,
                                     note=f"at most {sample_rows} per rule: the cell tid[attr] with its value, the "
-                                         "fix, and the other value or constant the fix names"))
+                                         "fix, and the other value or constant the fix names", key="fixes"))
         return blocks
 
     def frames(self, **_: Any) -> dict[str, DataFrame]:

@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.contract import render
-from dqkit.contract.result import Facts, Result, Table, Verdict
+from dqkit.contract.result import Facts, Result, Table, Verdict, keyed
 from dqkit.detect.since_manifest import MANIFEST, make_manifest
 
 LISTS = ("new", "resolved", "persisting")
@@ -120,10 +120,10 @@ class SinceResult(Result):
                  "share changed": f"{100 * self.share:.3f}% of {self.rows_new} rows",
                  "cost rule": (f"full detection (over {100 * self.max_change:g}% changed)" if self.full
                                else f"changed rows and partners (full above {100 * self.max_change:g}% changed)")}
-        blocks: list[Any] = [self.verdict_block(), Facts("Since the last run", facts)]
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("Since the last run", facts, key="since")]
         per = pd.DataFrame([{"rule": r.name, **r.counts, "checked": r.how} for r in self.per_rule],
                            columns=["rule", *LISTS, "checked"])
-        blocks.append(Table("New, resolved and persisting per rule", per))
+        blocks.append(Table("New, resolved and persisting per rule", per, key="since"))
         for which in LISTS:
             n = self.count(which)
             if not sample_rows or not n:
@@ -132,7 +132,7 @@ class SinceResult(Result):
             hidden = n - len(shown)
             blocks.append(Table(f"{which.capitalize()} violations", shown,
                                 note=f"{len(shown)} of {n} shown" + (f"; {hidden} more hidden" if hidden else "")
-                                     + "; key2 is NULL for one-tuple rules"))
+                                     + "; key2 is NULL for one-tuple rules", key=which))
         return blocks
 
     def _first(self, which: str, n: int) -> pd.DataFrame:

@@ -11,7 +11,7 @@ import pandas as pd
 from dqkit.lake.graph import STAGES, EdgeState
 from dqkit.lake.optret import DeletionPlan
 from dqkit.lake.sgb import Edge
-from dqkit.contract.result import EXIT_ERROR, Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import EXIT_ERROR, Chart, Facts, Notes, Result, Table, Verdict, keyed
 
 #: exit code of a lake run that skipped unreadable tables (its verdict covers only the tables read)
 EXIT_INCOMPLETE = EXIT_ERROR
@@ -49,6 +49,18 @@ class LakeResult(Result):
     notes: tuple[str, ...] = ()
     input_paths: tuple[Any, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def replan(self, costs: Any) -> LakeResult:
+        """This result with its deletion plan recomputed for ``costs`` (a ``CostModel``): Opt-Ret only,
+        no stage runs again (what a front end does when a cost parameter changes)."""
+        import dataclasses
+
+        from dqkit.lake.api import lineage_provider
+        from dqkit.lake.optret import AssumeKnown, opt_ret
+
+        sizes = {n: float(b or 0) for n, b in zip(self.tables["name"], self.tables["bytes"])}
+        provider = lineage_provider(self.lake) or AssumeKnown()
+        return dataclasses.replace(self, plan=opt_ret(sizes, sorted(self.contained), costs, provider))
 
     # -------------------------------------------------------------------------------- views
     def stage_edges(self, stage: str) -> frozenset[Edge]:
@@ -280,37 +292,39 @@ class LakeResult(Result):
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         p = self.params
-        blocks: list[Any] = [self.verdict_block(), Facts("What was analysed", {
+        blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("What was analysed", key="summary", items={
             "lake": self.lake, "tables": len(self.tables), "skipped (unreadable)": len(self.skipped),
             "total bytes": int(self.tables["bytes"].sum()) if len(self.tables) else 0,
             "CLP": f"s={p.get('s')}, t={p.get('t')}, seed={p.get('seed')}, mode={p.get('mode')}",
             "verification": ("exact, " + ("bag" if p.get("bag") else "set") + " semantics") if p.get("verify") else "off",
             "SGB clusters (K)": self.sgb_info.get("K"), "containment edges": len(self.contained)})]
         if self.skipped:
-            blocks.append(Notes("Skipped tables", [f"{n}: {r}" for n, r in self.skipped]))
+            blocks.append(Notes("Skipped tables", [f"{n}: {r}" for n, r in self.skipped], key="summary"))
         counts = pd.DataFrame([{"stage": STAGE_LABEL[s], "edges": len(self.stage_edges(s)),
                                 "seconds": round(self.timings.get(s, 0.0), 3)} for s in self.stages_run])
         blocks.append(Table("Edges and time per stage", counts,
-                            note="each stage only removes edges; SGB's edges are every schema containment"))
+                            note="each stage only removes edges; SGB's edges are every schema containment",
+                            key="stages"))
         blocks.append(Table("Operation counts (Table 3)", self.operation_counts(),
                             note="the containment checks each method makes: all schema pairs, SGB's bound "
-                                 "and the checks it made, the edges MMP checked, the rows CLP sampled"))
+                                 "and the checks it made, the edges MMP checked, the rows CLP sampled",
+                            key="stages"))
         if self.truth is not None:
             blocks.append(Table("Against the ground truth (Tables 1–2 layout)", self.accuracy().reset_index()
-                                .rename(columns={"index": "edges"})))
-            blocks.append(Table("Time per stage (Table 5 layout)", self.time_table()))
-        blocks.append(Chart("Stage funnel", "stage_funnel", self.plot_stage_funnel))
+                                .rename(columns={"index": "edges"}), key="stages"))
+            blocks.append(Table("Time per stage (Table 5 layout)", self.time_table(), key="stages"))
+        blocks.append(Chart("Stage funnel", "stage_funnel", self.plot_stage_funnel, key="charts"))
         edges = self.edges
         kept = edges[edges["removed_by"] == ""]
         blocks.append(Table("Containment edges", kept.drop(columns=["removed_by", "reason"]),
                             note="parent contains child; kept_by = the last stage that checked the edge"
                                  + (f"; first {sample_rows} shown" if sample_rows and len(kept) > sample_rows else ""),
-                            max_rows=sample_rows or None))
+                            max_rows=sample_rows or None, key="edges"))
         if len(self.contained):
-            blocks.append(Chart("Containment graph", "containment_graph", self.plot_containment_graph))
+            blocks.append(Chart("Containment graph", "containment_graph", self.plot_containment_graph, key="graph"))
         if self.plan is not None:
             pl = self.plan
-            blocks.append(Facts("Deletion plan (Opt-Ret)", {
+            blocks.append(Facts("Deletion plan (Opt-Ret)", key="plan", items={
                 "retain": len(pl.retain), "delete": ", ".join(pl.delete) or "nothing",
                 **{k: money(v) for k, v in (("storage", pl.storage), ("maintenance", pl.maintenance),
                                             ("expected reconstruction", pl.reconstruction), ("total", pl.total),
@@ -318,11 +332,11 @@ class LakeResult(Result):
                 "solvers": ", ".join(f"{s}×{n}" for s, n, _ in pl.components) or "none needed"}))
             if pl.delete:
                 blocks.append(Table("Deleted tables and their rebuild parents", pd.DataFrame(
-                    [{"delete": v, "rebuild from": pl.rebuild_from[v]} for v in pl.delete])))
+                    [{"delete": v, "rebuild from": pl.rebuild_from[v]} for v in pl.delete]), key="plan"))
             if pl.notes:
-                blocks.append(Notes("Plan notes", list(pl.notes)))
+                blocks.append(Notes("Plan notes", list(pl.notes), key="plan"))
         if self.notes:
-            blocks.append(Notes("Notes", list(self.notes)))
+            blocks.append(Notes("Notes", list(self.notes), key="notes"))
         return blocks
 
     def frames(self, **_: Any) -> dict[str, Any]:

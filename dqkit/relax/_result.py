@@ -8,7 +8,7 @@ added; ``decisions`` the cost model's (and Estimate_Errors') choice per table.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -21,7 +21,7 @@ from dqkit.relax.cells import long_cells
 from dqkit.relax.model import TID, WORLD_RHS, cand_col, cell_worlds, format_world, most_probable
 from dqkit.relax.plan import explain_text
 from dqkit.relax.sql import ColRef, Query
-from dqkit.contract.result import Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.runtime.sparkutil import checkpoint_on_read, col
 
 SEP = " ‖ "
@@ -58,6 +58,7 @@ class CandidateTable:
     columns: tuple[str, ...]
     rows: tuple[tuple[tuple[str, ...], ...], ...]  # row -> cell -> text per world
     note: str = ""
+    key: str = field(default="", kw_only=True)
 
     def to_text(self) -> str:
         frame = pd.DataFrame([[SEP.join(cell) for cell in r] for r in self.rows], columns=list(self.columns))
@@ -316,19 +317,19 @@ class QueryResult(Result):
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         n = self.counts()
-        blocks: list[Any] = [self._verdict()]
+        blocks: list[Any] = [keyed("summary", self._verdict())]
         facts = {"query": self.query.text.strip(), "tables": ", ".join(f"{n_} AS {a}" for a, n_ in self.query.tables),
                  "answer tuples (cleaned)": n["answer"], "answer tuples (dirty)": n["dirty"]}
         for d in self.decisions:
             k = f"decision ({d.get('table')}{', ' + d['rule'] if d.get('rule') else ''})"
             facts[k] = d["decision"] + ("; " + decision_costs(d) if "full_cost" in d else
                                         f"; estimated accuracy {d.get('estimated_accuracy', 1):.3f} vs threshold {d.get('threshold')}")
-        blocks.append(Facts("Query", facts))
+        blocks.append(Facts("Query", facts, key="summary"))
         for a, name in self.query.tables:
             cm = self.daisy.tables[name].cost
             if cm is not None and cm.history:
                 last = cm.history[-1]
-                blocks.append(Facts(f"Cost model ({name})", {
+                blocks.append(Facts(f"Cost model ({name})", key="cost", items={
                     "rows n": cm.n, "violating tuples ε": cm.eps, "candidates per value p": round(cm.p, 3),
                     "queries so far": cm.queries, "cost units": cm.units,
                     "cumulative incremental cost": cost_text(cm.cumulative_incremental, cm.units),
@@ -338,9 +339,10 @@ class QueryResult(Result):
         agg = self.aggregated()
         if agg is not None:
             blocks.append(Table("Answer (cleaned, aggregated over the most probable values)",
-                                agg[0].limit(max(sample_rows, 1)).toPandas(), max_rows=sample_rows or None))
+                                agg[0].limit(max(sample_rows, 1)).toPandas(), max_rows=sample_rows or None,
+                                key="answer"))
             blocks.append(Table("Answer over the dirty data", agg[1].limit(max(sample_rows, 1)).toPandas(),
-                                max_rows=sample_rows or None))
+                                max_rows=sample_rows or None, key="dirty"))
         elif sample_rows:
             rows = self.answer_rows(sample_rows)
             names = [n_ for _, _, n_ in self._attrs()]
@@ -359,7 +361,7 @@ class QueryResult(Result):
                         + (f"; {note}" if note else ""))
             blocks.append(CandidateTable("Answer (cleaned): value p%, alternative worlds separated",
                                          tuple(id_cols + names + [f"WHERE {m}" for m in read] + (["P"] if read else [])),
-                                         tuple(body), note))
+                                         tuple(body), note, key="answer"))
             dirty = pd.DataFrame([tuple(r) for r in self.first_rows("dirty", sample_rows, lambda k: self.dirty.orderBy(
                 *[col(f"{a}.{TID}") for a in self.query.aliases]).limit(k).collect())], columns=self.dirty.columns)
             dirty.columns = [c.replace(f".{TID}", ".tid") if c.endswith(TID) else c for c in dirty.columns]
@@ -368,15 +370,15 @@ class QueryResult(Result):
             names_ = list(dirty.columns)  # a selected column named like a row id: the id says it is one
             dirty.columns = [f"{c} (row id)" if i == names_.index(c) and names_.count(c) > 1 else c
                              for i, c in enumerate(names_)]
-            blocks.append(Table("Answer over the dirty data", dirty, max_rows=sample_rows))
+            blocks.append(Table("Answer over the dirty data", dirty, max_rows=sample_rows, key="dirty"))
         if self.trace:
             tr = pd.DataFrame([{"table": t.get("table"), "rule": t["rule"], "mode": t.get("mode", ""),
                                 "iteration": t["iteration"], "tuples added": t["added"],
                                 "sample": ", ".join(map(str, t["sample"][:8]))} for t in self.trace])
-            blocks.append(Table("Relaxation trace", tr))
-        blocks.append(Notes("Plan", self.explain.splitlines()))
+            blocks.append(Table("Relaxation trace", tr, key="trace"))
+        blocks.append(Notes("Plan", self.explain.splitlines(), key="plan"))
         if self.state_saved:
-            blocks.append(Notes("State", [f"the probabilistic tables are saved in {self.state_saved}"]))
+            blocks.append(Notes("State", [f"the probabilistic tables are saved in {self.state_saved}"], key="plan"))
         return blocks
 
     def frames(self, **options: Any) -> dict[str, Any]:
@@ -397,8 +399,8 @@ class PlanResult(Result):
         return {"system": "daisy", "query": self.query, "verdict": "PLAN", "explain": self.explain}
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
-        return [Verdict(True, "PLAN", "where the cleaning operators go; nothing was run"),
-                Notes("Plan", self.explain.splitlines())]
+        return [Verdict(True, "PLAN", "where the cleaning operators go; nothing was run", key="summary"),
+                Notes("Plan", self.explain.splitlines(), key="plan")]
 
     def frames(self, **options: Any) -> dict[str, Any]:
         return {}

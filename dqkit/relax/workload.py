@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
 
 
 class WorkloadResult(Result):
@@ -51,16 +51,17 @@ class WorkloadResult(Result):
         total = self.rows[-1]["cumulative_seconds"] if self.rows else 0.0
         sw = self.switch_point
         blocks: list[Any] = [
-            Verdict(self.cleaned_queries == 0, "CANDIDATES" if self.cleaned_queries else "CLEAN",
+            keyed("summary", Verdict(self.cleaned_queries == 0, "CANDIDATES" if self.cleaned_queries else "CLEAN",
                     f"{len(self.rows)} queries in {total:.2f}s, {self.cleaned_queries} needed cleaning; "
-                    + (f"the cost model switched to full cleaning at query {sw}" if sw else "no switch to full cleaning")),
+                    + (f"the cost model switched to full cleaning at query {sw}" if sw else "no switch to full cleaning"))),
             Facts("Workload", {"table": self.table, "strategy": self.strategy, "queries": len(self.rows),
-                               "total seconds": f"{total:.2f}", "switch point": sw or "none"}),
-            Table("Per query", self.frame().drop(columns=["sql"]), max_rows=None),
+                               "total seconds": f"{total:.2f}", "switch point": sw or "none"}, key="summary"),
+            Table("Per query", self.frame().drop(columns=["sql"]), max_rows=None, key="workload"),
         ]
         if self.rows:
-            blocks.append(Chart("Cumulative time", "cumulative_time", self._chart))
-        blocks.append(Notes("Queries", [f"{r['query']}: {r['sql']}" for r in self.rows[:max(sample_rows, 1)]]))
+            blocks.append(Chart("Cumulative time", "cumulative_time", self._chart, key="charts"))
+        blocks.append(Notes("Queries", [f"{r['query']}: {r['sql']}" for r in self.rows[:max(sample_rows, 1)]],
+                            key="workload"))
         return blocks
 
     def _chart(self) -> Any:

@@ -9,7 +9,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.runtime.sparkutil import checkpoint
 
 #: change-list rows the JSON (``to_dict``, ``summary.json``) holds; the rest are counted as hidden
@@ -171,8 +171,8 @@ class RepairResult(Result):
                             columns=["tid", "attr", "change", "rules", "iteration"])
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
-        blocks: list[Any] = [self.verdict_block(),
-                             Facts("What was repaired", {"table": self.table, "method": self.method,
+        blocks: list[Any] = [keyed("summary", self.verdict_block()),
+                             Facts("What was repaired", key="summary", items={"table": self.table, "method": self.method,
                                                          "key": self.key or "(content ids)",
                                                          "rules": len(self.final.summaries),
                                                          "iterations": self.iterations,
@@ -182,24 +182,25 @@ class RepairResult(Result):
                                                          "stopped because": self.stop_reason}),
                              Table("Per iteration", self.per_iteration(),
                                    note="violations found at the start of each round; changed = cells set "
-                                        "to their class's target value"),
-                             Table("Violations per rule", self.per_rule())]
+                                        "to their class's target value", key="iterations"),
+                             Table("Violations per rule", self.per_rule(), key="iterations")]
         if len(self.detections) > 1:
-            blocks.append(Chart("Violations per iteration", "violations_per_iteration", self.plot_iterations))
+            blocks.append(Chart("Violations per iteration", "violations_per_iteration", self.plot_iterations, key="charts"))
         cells = self.change_counts["cells"]
         if sample_rows and cells:
             shown = min(sample_rows, cells)
             hidden = f"; {cells - shown} more row(s) not shown" if cells > shown else ""
             blocks.append(Table("Change list", self.change_list_sample(sample_rows),
                                 note=f"one row per changed cell, old → new as text; {shown} of {cells}{hidden}"
-                                     + ("; dry run: the repaired table is not written" if self.dry_run else "")))
+                                     + ("; dry run: the repaired table is not written" if self.dry_run else ""),
+                                key="changes"))
         if sample_rows and self.remaining:
             blocks.append(Table("Violations without a fix", pd.DataFrame(self.unfixable(sample_rows),
                                                                          columns=["rule", "t1", "t2"]),
-                                note=f"at most {sample_rows} per rule"))
+                                note=f"at most {sample_rows} per rule", key="remaining"))
         blocks.append(self.graph_block())
         if self.notes:
-            blocks.append(Notes("Notes", list(self.notes)))
+            blocks.append(Notes("Notes", list(self.notes), key="notes"))
         return blocks
 
     def graph_block(self) -> Chart | Notes:
@@ -208,8 +209,8 @@ class RepairResult(Result):
         the input had no violation."""
         det = self.first_detection
         if det is None or det.total_violations == 0:
-            return Notes("Violation graph", ["the input has no violation"])
-        return Chart("Violation graph", "violation_graph", self._draw_graph)
+            return Notes("Violation graph", ["the input has no violation"], key="graph")
+        return Chart("Violation graph", "violation_graph", self._draw_graph, key="graph")
 
     def _draw_graph(self):
         from dqkit.contract import charts as ch

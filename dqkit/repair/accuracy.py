@@ -109,9 +109,9 @@ class RepairAccuracy:
                  "mismatches/e": per_error if self.mismatches_per_error is None else f"{self.mismatches_per_error:.4g}"}
         frame = pd.DataFrame([{"attribute": a, **{k: v[k] for k in _COUNTS}} for a, v in self.per_attribute.items()],
                              columns=["attribute", *_COUNTS])
-        return [Facts("Repair accuracy", facts),
+        return [Facts("Repair accuracy", facts, key="accuracy"),
                 Table("Per attribute", frame, note="mismatches: cells where the repaired value differs from the "
-                                                   "ground truth")]
+                                                   "ground truth", key="accuracy")]
 
     def _repr_html_(self) -> str:
         from dqkit.contract import render

@@ -25,7 +25,7 @@ from dqkit.errors import DqkitError, ParameterError, UnknownColumnError
 from dqkit.primitives.keys import check_key
 from dqkit.repair.changelist import CHANGE_LIST_COLUMNS, read_change_list
 from dqkit.repair.equivalence import apply_changes as _apply_by_tid
-from dqkit.contract.result import TABLE_FILE_SUFFIXES, Facts, Result, Table, Verdict, save_table_files
+from dqkit.contract.result import TABLE_FILE_SUFFIXES, Facts, Result, Table, Verdict, keyed, save_table_files
 from dqkit.repair.review_manifest import accepted_rules, check_review_key, inspect_change_list
 from dqkit.runtime.session import get_spark
 from dqkit.io.sources import read_table
@@ -177,18 +177,19 @@ class ReviewResult(Result):
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         blocks: list[Any] = [
-            self.verdict_block(),
-            Facts("What was applied", {"table": self.source, "key": self.key, "changes in the list": self.total,
+            keyed("summary", self.verdict_block()),
+            Facts("What was applied", key="summary", items= {"table": self.source, "key": self.key, "changes in the list": self.total,
                                        "applied": self.applied_count, "rejected": self.held,
                                        "accepted rules": ", ".join(self.accepted) or "(none)",
                                        "rejected rules": ", ".join(self.rejected) or "(none)"}),
             Table("Per rule", pd.DataFrame([{"rule": r, **c} for r, c in sorted(self.per_rule.items())],
                                            columns=["rule", "changes", "applied"]),
-                  note="a change of several rules is applied only when all of them are accepted")]
+                  note="a change of several rules is applied only when all of them are accepted", key="changes")]
         if sample_rows and self.applied_count:
             shown = min(sample_rows, self.applied_count)
             more = f"; {self.applied_count - shown} more row(s) not shown" if self.applied_count > shown else ""
-            blocks.append(Table("Applied changes", self.sample(sample_rows), note=f"{shown} of {self.applied_count}{more}"))
+            blocks.append(Table("Applied changes", self.sample(sample_rows), note=f"{shown} of {self.applied_count}{more}",
+                                key="changes"))
         return blocks
 
     def frames(self, **_: Any) -> dict[str, DataFrame]:

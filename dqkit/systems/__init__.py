@@ -13,9 +13,9 @@ import importlib
 import os
 
 from dqkit.errors import ParameterError
-from dqkit.systems.base import ExitCodes, Params, ParamSpec, System, param
+from dqkit.systems.base import ExitCodes, Params, ParamSpec, System, Tab, param
 
-__all__ = ["ExitCodes", "Params", "ParamSpec", "System", "all_systems", "get", "param", "register", "unregister"]
+__all__ = ["ExitCodes", "Params", "ParamSpec", "System", "Tab", "all_systems", "get", "param", "register", "unregister"]
 
 #: The built-in declarations, in the order ``dqkit --help`` lists them (module, attribute).
 BUILTIN = ("dqkit.systems.delta:DELTA", "dqkit.systems.detect:DETECT", "dqkit.systems.repair:REPAIR",

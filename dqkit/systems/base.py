@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -24,12 +25,40 @@ P = TypeVar("P", bound="Params")
 _TRUE = {"true", "1", "yes", "y", "on"}
 _FALSE = {"false", "0", "no", "n", "off", ""}
 
+#: what a field accepts besides its text (``param(accepts=...)``): the notebook-only inputs
+ACCEPTS = ("table", "database", "rules", "object")
+
+
+class RuleText(str):
+    """Rules typed in a box, one per line (``name: a -> b``): a value of a ``rules`` field that is the
+    rules themselves, not the name of a rules file."""
+
+
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is an in-memory table (a Spark DataFrame, classic or Connect), told without
+    importing pyspark: it has a schema and a session."""
+    return not isinstance(value, (str, os.PathLike)) and hasattr(value, "schema") and hasattr(value, "sparkSession")
+
+
+def in_memory(value: Any, accepts: str | None) -> bool:
+    """Whether ``value`` of a field that ``accepts`` notebook inputs is one of them (kept as given, never
+    a path: no file check looks at it and no report or command line can carry it)."""
+    if accepts is None or value is None or isinstance(value, (str, os.PathLike)):
+        return isinstance(value, RuleText) and accepts == "rules"
+    if isinstance(value, (list, tuple)):
+        return False  # a list of values (each item is looked at on its own)
+    if accepts == "table":
+        return is_frame(value)
+    if accepts == "database":
+        return is_frame(value) or isinstance(value, Mapping)
+    return True  # rules: a rule object; object: a spec, a cost model, a config or a {name: value} mapping
+
 
 def param(default: Any = MISSING, *, help: str, positional: bool = False, metavar: str | None = None,
           choices: Sequence[Any] | None = None, repeat: bool = False, sep: str = ",",
           parse: Callable[[Any], Any] | None = None, fmt: Callable[[Any], Any] | None = None,
           low: float | None = None, high: float | None = None, low_open: bool = False,
-          input: bool = False, aliases: Sequence[str] = ()) -> Any:
+          input: bool = False, aliases: Sequence[str] = (), accepts: str | None = None) -> Any:
     """A ``Params`` field with what every front end needs to show and parse it.
 
     ``positional``: a CLI positional argument (otherwise ``--name-with-dashes``); ``repeat``: a list
@@ -38,10 +67,19 @@ def param(default: Any = MISSING, *, help: str, positional: bool = False, metava
     inclusive range of a number (``low_open``: strictly above ``low``); ``input``: a path the run
     reads, which ``--out`` must not overlap; ``aliases``: other names ``parse`` accepts (old report
     parameter names).
+
+    ``accepts``: the notebook-only values the field takes besides its text, so that one ``Params``
+    serves the CLI, the report and the widget: ``"table"`` a path, ``catalog:`` name or an in-memory
+    DataFrame; ``"database"`` a folder, ``catalog:DB`` or a ``{name: table}`` mapping; ``"rules"`` rule
+    files, rule objects or ``RuleText`` typed in a box; ``"object"`` a file or the loaded object itself
+    (a spec, a cost model, a config mapping). Such a value is kept as given: ``validate`` skips the file
+    checks of it (the run checks it), and ``to_parameters``/``to_argv`` refuse it.
     """
+    if accepts is not None and accepts not in ACCEPTS:
+        raise TypeError(f"accepts must be one of {', '.join(ACCEPTS)}, got {accepts!r}")
     meta = {"help": help, "positional": positional, "metavar": metavar, "choices": tuple(choices) if choices else None,
             "repeat": repeat, "sep": sep, "parse": parse, "fmt": fmt, "low": low, "high": high,
-            "low_open": low_open, "input": input, "aliases": tuple(aliases)}
+            "low_open": low_open, "input": input, "aliases": tuple(aliases), "accepts": accepts}
     if isinstance(default, (list, dict, set)):
         frozen = tuple(default) if not isinstance(default, dict) else default
         return field(default_factory=lambda: frozen, metadata=meta)
@@ -105,25 +143,34 @@ class Params:
     def validate(self) -> None:
         """Checks that look beyond one value (files, schemas, combinations); no Spark. Override."""
 
+    def in_memory(self, name: str) -> bool:
+        """Whether field ``name`` holds a notebook-only value (a DataFrame, a mapping of tables, typed
+        rules, a loaded object): file checks skip it, the run checks it."""
+        spec = type(self).spec(name)  # on the class: a field may be called ``spec`` (tcfc)
+        value = getattr(self, name)
+        if spec.repeat and isinstance(value, tuple):
+            return any(in_memory(v, spec.accepts) for v in value)
+        return in_memory(value, spec.accepts)
+
     def inputs(self) -> list[Any]:
-        """The paths this run reads (fields declared with ``input=True``), for the ``--out`` check."""
+        """The paths this run reads (fields declared with ``input=True``), for the ``--out`` check;
+        in-memory values are no paths and are left out."""
         out: list[Any] = []
         for s in self.specs():
             if s.input:
                 value = getattr(self, s.name)
                 if isinstance(value, (list, tuple)):
-                    out += [v for v in value if v]
-                elif value:
+                    out += [v for v in value if v and not in_memory(v, s.accepts)]
+                elif value and not in_memory(value, s.accepts):
                     out.append(value)
         return out
 
     def absolute(self: P) -> P:
         """A copy with every local input path absolute (``catalog:`` names kept), so a report's record
         says what was read. A system whose paths sit inside other text (``NAME=PATH``) overrides it."""
-        import os
-
         def fix(v: Any) -> Any:
-            return os.path.abspath(v) if isinstance(v, str) and v and not v.startswith("catalog:") else v
+            return (os.path.abspath(v) if isinstance(v, str) and v and not v.startswith("catalog:")
+                    and not isinstance(v, RuleText) else v)
 
         changed = {s.name: (tuple(fix(v) for v in value) if isinstance(value := getattr(self, s.name), tuple)
                             else fix(value)) for s in self.specs() if s.input}
@@ -178,6 +225,7 @@ class ParamSpec:
     low_open: bool
     input: bool
     aliases: tuple[str, ...] = ()
+    accepts: str | None = None
 
     @classmethod
     def of(cls, f: dataclasses.Field, hint: Any) -> ParamSpec:
@@ -193,7 +241,7 @@ class ParamSpec:
             default, required = None, True
         return cls(f.name, kind, optional, default, required, meta["help"], meta["positional"], meta["metavar"],
                    meta["choices"], meta["repeat"], meta["sep"], meta["parse"], meta["fmt"], meta["low"],
-                   meta["high"], meta["low_open"], meta["input"], meta.get("aliases", ()))
+                   meta["high"], meta["low_open"], meta["input"], meta.get("aliases", ()), meta.get("accepts"))
 
     @property
     def flag(self) -> str:
@@ -220,12 +268,17 @@ class ParamSpec:
         return value
 
     def _convert(self, raw: Any) -> Any:
+        if in_memory(raw, self.accepts) and not (self.repeat and self.accepts == "rules"):
+            return dict(raw) if isinstance(raw, Mapping) else raw  # kept as given (a DataFrame, a mapping...)
         if self.parser is not None:
             return self.parser(raw)
         if self.repeat:
-            items = [raw] if isinstance(raw, str) else list(raw)
+            items = [raw] if isinstance(raw, str) or in_memory(raw, self.accepts) else list(raw)
             out: list[Any] = []
             for item in items:
+                if in_memory(item, self.accepts):
+                    out.append(item)
+                    continue
                 parts = str(item).split(self.sep) if self.sep and isinstance(item, str) else [item]
                 out += [self._scalar(p.strip() if isinstance(p, str) else p) for p in parts
                         if not (isinstance(p, str) and not p.strip())]
@@ -270,7 +323,11 @@ class ParamSpec:
                              integer=self.kind is int)
 
     def format(self, value: Any) -> Any:
-        """The JSON-ready form of ``value`` (``parse`` of it gives ``value`` back)."""
+        """The JSON-ready form of ``value`` (``parse`` of it gives ``value`` back); an in-memory value has
+        none (a report or a command line needs a path)."""
+        if any(in_memory(v, self.accepts) for v in (value if self.repeat and isinstance(value, tuple) else [value])):
+            raise ParameterError(f"{self.label} holds an in-memory value, which a report or a command line "
+                                 "cannot carry", hint=f"give {self.label} as a path or catalog: name")
         if self.formatter is not None:
             return self.formatter(value)
         if isinstance(value, tuple):
@@ -293,8 +350,26 @@ def _unwrap(hint: Any) -> tuple[Any, bool]:
 
 #: The meaning of each exit code of a system, as its --help and the docs state it.
 ExitCodes = Mapping[int, str]
-#: A widget tab: (title, the section classes it shows, by class name; empty: every section not shown elsewhere).
-TabSpec = tuple[str, tuple[str, ...]]
+
+
+class Tab(typing.NamedTuple):
+    """A widget tab of a system: its ``title`` and the section ``keys`` it shows (the stable ``key`` of
+    each block of a result's ``sections()``; empty: every section no other tab names).
+
+    ``when``: keys that make the tab belong to a result: the tab is shown only for a result with a
+    section under one of them (detect's New / Resolved / Persisting belong to a ``--since`` result),
+    and not before a run. ``empty``: what the tab says when the result has no section for it; without
+    it, a tab with nothing to show is left out for that result (a blank tab reads as broken).
+    """
+
+    title: str
+    keys: tuple[str, ...] = ()
+    when: tuple[str, ...] = ()
+    empty: str = ""
+
+
+#: A widget tab as a declaration writes it: a ``Tab``, or (title, section keys).
+TabSpec = typing.Union[Tab, tuple[str, tuple[str, ...]]]
 
 
 @dataclass(frozen=True)
@@ -302,9 +377,10 @@ class System:
     """One system, declared once; the CLI, ``dqkit report`` and the widget controller derive from it.
 
     ``run(params, *, spark, progress, cancel) -> Result``; ``template`` is the report notebook
-    (``system_report``: the generic one that renders ``sections()``); ``tabs`` say which sections a
-    widget shows in which tab; ``exit_codes`` what each exit code means; ``output`` what ``--out`` keeps.
-    ``progress_unit``, ``session``, ``clocked``, ``cli_guard``, ``cli_exit`` and ``emit_extra`` are optional
+    (``system_report``: the generic one that renders ``sections()``); ``tabs`` say which sections (by
+    their stable keys) a widget shows in which tab; ``exit_codes`` what each exit code means; ``output``
+    what ``--out`` keeps; ``progress_unit`` what a progress step counts, in the CLI and the widget alike.
+    ``session``, ``clocked``, ``cli_guard``, ``cli_exit`` and ``emit_extra`` are optional
     hooks of the derived CLI subcommand, for a system whose run has to own its start-up (tcfc's budget
     clock) or whose command prints more than the result (detect's ``--explain``).
     """
@@ -315,7 +391,7 @@ class System:
     run: Callable[..., Any]
     description: str = ""
     template: str = "system_report"
-    tabs: tuple[TabSpec, ...] = (("Result", ()),)
+    tabs: tuple[TabSpec, ...] = (Tab("Result"),)
     exit_codes: ExitCodes = field(default_factory=lambda: {0: "clean", 1: "findings", 2: "error"})
     output: str = "the result (summary.json, report.html and its tables)"
     #: parameters that run the system on its bundled example (relative to the repository root): the
@@ -330,10 +406,12 @@ class System:
     #: CLI calls it with ``--out`` and the report with ``output`` (dedup: --csv needs a folder)
     check_output: Callable[[Params, str | None], None] | None = None
 
+    #: what a progress step counts: the terminal line (``dqkit SYSTEM: 3/7 UNIT done``) and the widget's
+    #: status line say the same unit
+    progress_unit: str = "steps"
+
     # -- optional hooks for the derived CLI subcommand (``dqkit.cli._derive.run_system``); the defaults
     # -- fit a system that needs none of them. A front end other than the CLI ignores them.
-    #: what the terminal progress line counts (``dqkit SYSTEM: 3/7 UNIT done``)
-    progress_unit: str = "steps"
     #: how ``--master``/``--remote`` reach ``run``: ``"start"`` starts that SparkSession once the checks
     #: passed, before ``run``; ``"environment"`` only exports them (DQKIT_SPARK_MASTER / SPARK_REMOTE), so
     #: ``run`` starts Spark itself when and if it needs it (tcfc: inside its time budget)
@@ -354,6 +432,11 @@ class System:
     def __post_init__(self) -> None:
         if self.session not in ("start", "environment"):
             raise TypeError(f"system {self.name!r}: session must be 'start' or 'environment', got {self.session!r}")
+        object.__setattr__(self, "tabs", tuple(t if isinstance(t, Tab) else Tab(t[0], tuple(t[1]))
+                                               for t in self.tabs))
+        for tab in self.tabs:
+            if not isinstance(tab.keys, tuple) or not all(isinstance(k, str) and k for k in tab.keys):
+                raise TypeError(f"system {self.name!r}: tab {tab.title!r} must name section keys (strings)")
 
     def prepare(self, values: Mapping[str, Any] | None = None, **more: Any) -> Params:
         """``Params.parse`` then ``validate``: every check that needs no Spark, for every front end."""

@@ -43,7 +43,7 @@ DEDUP_DIFF = System(
                 "differing only by records in one run) or unchanged.",
     params=DedupDiffParams,
     run=run,
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Changes", ("Table",))),
+    tabs=(("Summary", ("summary", "notes")), ("Changes", ("changes",))),
     exit_codes={0: "no cluster changed", 1: "clusters changed", 2: "error"},
     output="changes.csv (one row per change, with its clusters and records), summary.json and report.html",
     example={"run_a": "data/dedup/runs/night1", "run_b": "data/dedup/runs/night2"},

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dqkit.delta._names import STAGES
-from dqkit.delta.schema import SCHEMA_CHANGES
+from dqkit.delta.schema import SCHEMA_CHANGES, parse_renames  # noqa: F401 - parse_renames: the widget's accepted renames
 from dqkit.systems.base import Params, System, param
 
 
@@ -14,9 +14,9 @@ class DeltaParams(Params):
     """What ``dqkit delta``, ``dqkit report delta`` and the delta widget take."""
 
     old: str = param(help="old version: a folder of tables, a table file, or catalog:DB", positional=True,
-                     input=True)
+                     input=True, accepts="database")
     new: str = param(help="new version: a folder of tables, a table file, or catalog:DB", positional=True,
-                     input=True)
+                     input=True, accepts="database")
     tables: tuple[str, ...] = param((), help="compare only these tables", repeat=True, metavar="TABLE[,TABLE]")
     exclude: tuple[str, ...] = param((), help="exclude a table, or a column (dropped before hashing)", repeat=True,
                                      metavar="TABLE[.COL]")
@@ -53,6 +53,8 @@ class DeltaParams(Params):
         if not self.stages:
             raise ParameterError("no stage given", hint=f"--stages takes a comma-separated subset of {','.join(STAGES)}")
         parse_keys(list(self.key))
+        if self.in_memory("old") or self.in_memory("new"):
+            return  # a {name: table} mapping (a notebook's): its tables, keys and columns are checked when read
         preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
                         abs_tol=self.abs_tol, rel_tol=self.rel_tol, sample_rows=self.sample_rows,
                         renames=list(self.rename), tolerances=list(self.tolerance),
@@ -78,7 +80,9 @@ DELTA = System(
     params=DeltaParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table", "Changes")), ("Charts", ("Chart",))),
+    tabs=(("Summary", ("summary", "schema", "notes")), ("Row delta", ("row_stats", "column_stats", "changes", "row_delta")),
+          ("Charts", ("charts",))),
+    progress_unit="tables",
     exit_codes={0: "identical", 1: "different", 2: "error"},
     output="the validation namespace (delta tables, statistics, charts, report.html)",
     example={"old": "data/users/old", "new": "data/users/new", "key": ["users=id"]},

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.detect._names import FIX_SAMPLE_COLUMNS  # noqa: F401 - the widgets' fix sample columns
 from dqkit.errors import ParameterError
 from dqkit.systems._rules import RulesParams
-from dqkit.systems.base import System, param
+from dqkit.systems.base import System, Tab, param
 
 
 def check_detect_mode(count_only: bool, sample: int | None) -> None:
@@ -35,7 +36,7 @@ class DetectParams(RulesParams):
     since: str | None = param(None, help="the previous version: the old table, or the folder `detect --out` "
                                          "wrote for it; report violations new, resolved and persisting "
                                          "since then, re-checking only changed rows (needs --key)",
-                              metavar="OLD", input=True)
+                              metavar="OLD", input=True, accepts="table")
     max_change: float = param(0.05, help="with --since, the cost rule: above this share of rows changed, detect "
                                          "both versions in full and diff them", low=0, high=1, metavar="SHARE")
 
@@ -58,6 +59,8 @@ def check_since(params: DetectParams, rules: list[Any]) -> None:
     if params.count_only or params.sample is not None:
         raise ParameterError("--since lists every new, resolved and persisting violation: it excludes "
                              "--count-only and --sample", hint="leave out --count-only and --sample")
+    if params.in_memory("since"):
+        return  # the old table as a DataFrame: its key and columns are checked when it is read
     manifest = saved_manifest(params.since)
     if manifest is not None:
         check_saved(manifest, params.since, rules, params.key)
@@ -77,10 +80,10 @@ def run(params: DetectParams, *, spark: Any = None, progress: Any = None, cancel
         from dqkit.detect.since import detect_since
 
         return detect_since(params.table, params.since, params.load_rules(), key=str(params.key), spark=spark,
-                            name=str(params.table), max_change=params.max_change)
+                            name=params.table_name(), max_change=params.max_change)
     return detect(params.table, params.load_rules(), key=params.key,
                   mode=detect_mode(params.count_only, params.sample), sample=params.sample,
-                  nb_parts=params.nb_parts, name=str(params.table), spark=spark, progress=progress)
+                  nb_parts=params.nb_parts, name=params.table_name(), spark=spark, progress=progress)
 
 
 def explain(result: Any, params: DetectParams) -> Mapping[str, str]:
@@ -96,7 +99,11 @@ DETECT = System(
     params=DetectParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts")), ("Violations", ("Table",)), ("Charts", ("Chart",))),
+    tabs=(Tab("Summary", ("summary", "since")), Tab("Violations", ("violations", "fixes")), Tab("Charts", ("charts",)),
+          # a --since result: its lists, each in its own tab (an empty list says so)
+          Tab("New", ("new",), when=("since",), empty="No new violation."),
+          Tab("Resolved", ("resolved",), when=("since",), empty="No resolved violation."),
+          Tab("Persisting", ("persisting",), when=("since",), empty="No persisting violation.")),
     exit_codes={0: "no violation", 1: "violations (with --since: the text says how many are new)", 2: "error"},
     output="summary, plan, violations and candidate fixes",
     example={"table": "data/bigdansing_table1.csv", "rules": ["data/bigdansing_table1_rules.yaml"], "key": "tid"},

@@ -35,7 +35,7 @@ class LakeParams(Params):
     bag: bool = param(False, help="with --verify: bag semantics (row multiplicities count)")
     plan: bool = param(False, help="compute the deletion plan (Opt-Ret)")
     costs: str | None = param(None, help="with --plan: cost parameters, a YAML file of dqkit.lake.CostModel fields",
-                              metavar="FILE.yaml", input=True)
+                              metavar="FILE.yaml", input=True, accepts="object")
     sample_rows: int = param(10, help="containment edges shown (text, html, report)", low=0, metavar="N")
 
     def validate(self) -> None:
@@ -44,8 +44,9 @@ class LakeParams(Params):
         from dqkit.checks import preflight
 
         check_lake_options(verify=self.verify, bag=self.bag, plan=self.plan, costs=self.costs)
-        preflight.lake(self.lake, s=self.s, t=self.t, seed=self.seed, costs=self.costs)
-        if self.costs:
+        loaded = self.in_memory("costs")  # a CostModel given as it is (a notebook's)
+        preflight.lake(self.lake, s=self.s, t=self.t, seed=self.seed, costs=None if loaded else self.costs)
+        if self.costs and not loaded:
             from dqkit.lake.optret import load_costs
 
             load_costs(self.costs)
@@ -58,8 +59,28 @@ def run(params: LakeParams, *, spark: Any = None, progress: Any = None, cancel: 
 
     return find_containment(params.lake, s=params.s, t=params.t, seed=params.seed, mode=params.mode,
                             verify=params.verify, bag=params.bag, plan=params.plan,
-                            costs=load_costs(params.costs) if params.costs else None, spark=spark,
-                            progress=progress)
+                            costs=(params.costs if params.in_memory("costs") else
+                                   load_costs(params.costs) if params.costs else None),
+                            spark=spark, progress=progress)
+
+
+def cost_model(**values: Any) -> Any:
+    """A ``dqkit.lake.CostModel`` (its defaults, or ``values``): the cost parameters a front end offers."""
+    from dqkit.lake import CostModel
+
+    return CostModel(**values)
+
+
+def lake_tables(lake: str, spark: Any = None) -> list[dict[str, Any]]:
+    """The tables of ``lake`` as a front end lists them before a run (name, format, bytes, columns,
+    partition columns; an unreadable table with its reason), from metadata: no table is profiled."""
+    from dqkit.lake import load_lake
+
+    lk = load_lake(lake, spark=spark, profile=False)
+    rows = [{"name": n, "format": t.format or "", "bytes": t.bytes, "columns": len(t.columns),
+             "partitioned by": ", ".join(t.partition_columns)} for n, t in lk.tables.items()]
+    return rows + [{"name": n, "format": "unreadable", "bytes": 0, "columns": 0, "partitioned by": r[:80]}
+                   for n, r in lk.skipped]
 
 
 LAKE = System(
@@ -72,7 +93,9 @@ LAKE = System(
     params=LakeParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Edges", ("Table",)), ("Charts", ("Chart",))),
+    tabs=(("Summary", ("summary", "stages", "notes")), ("Edges", ("edges",)), ("Charts", ("charts", "graph")),
+          ("Plan", ("plan",))),
+    progress_unit="edges",
     exit_codes={0: "no containment", 1: "containments found", 2: "error"},
     output="the edges, summary and report",
     example={"lake": "data/small_lake", "t": 5, "verify": True, "plan": True},

@@ -17,15 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from dqkit.errors import ParameterError, UnknownTableError
-from dqkit.systems.base import Params, System, param
+from dqkit.systems.base import Params, RuleText, System, is_frame, param
 
 STRATEGIES = ("auto", "incremental", "full")
 COST_UNITS = ("seconds", "tuples")
 
 
-def named_pairs(values: Any, flag: str) -> dict[str, str]:
-    """``NAME=VALUE`` items as {name: value}; a malformed item or a name given twice is refused."""
-    out: dict[str, str] = {}
+def named_pairs(values: Any, flag: str) -> dict[str, Any]:
+    """``NAME=VALUE`` items as {name: value}; a malformed item or a name given twice is refused. A
+    mapping (a notebook's ``{name: table}``, ``{name: rules}``, ``{name: key}``) is taken as it is."""
+    if isinstance(values, Mapping):
+        return {str(k): v for k, v in values.items()}
+    out: dict[str, Any] = {}
     for v in values or ():
         name, sep, rest = str(v).partition("=")
         if not sep or not name.strip() or not rest.strip():
@@ -41,7 +44,7 @@ def check_query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mappi
     """``dqkit query``: the statement is one read-only SELECT, every table exists, rules parse and
     name its columns, keys are columns, and the query fits Daisy's subset. Returns the rules by table.
     Reads headers and footers only (``dqkit.checks.preflight``): no Spark."""
-    from dqkit.checks.preflight import (check_columns, check_table, check_table_columns, check_rule_columns, load_rule_file,
+    from dqkit.checks.preflight import (check_columns, check_table, check_table_columns, check_rule_columns,
                                  table_columns)
     from dqkit.relax.sql import check_read_only_select, parse_query
 
@@ -53,16 +56,31 @@ def check_query(tables: Mapping[str, str], rules: Mapping[str, str], keys: Mappi
             if name not in tables:
                 raise UnknownTableError(f"{flag} {name}=...: table {name!r} is not registered",
                                         hint=f"registered with --table: {', '.join(tables)}")
-    columns = {name: table_columns(check_table(src, f"--table {name}")) for name, src in tables.items()}
-    loaded = {name: load_rule_file(path) for name, path in rules.items()}
+    columns = {name: None if is_frame(src) else table_columns(check_table(src, f"--table {name}"))
+               for name, src in tables.items()}  # a DataFrame's columns are checked when it is read
+    loaded = {name: load_rules(value) for name, value in rules.items()}
     for name, cols in columns.items():
-        check_table_columns(cols, tables[name], "query")
+        if cols is not None:
+            check_table_columns(cols, tables[name], "query")
         if name in keys:
             check_columns([keys[name]], cols, f"--key {name}")
         check_rule_columns(loaded.get(name, ()), cols)
     if all(c is not None for c in columns.values()):
         parse_query(sql, {n: list(c) for n, c in columns.items() if c is not None})
     return loaded
+
+
+def load_rules(value: Any) -> list[Any]:
+    """A table's rules: a rules file, rules typed one per line (``RuleText``), or rule objects."""
+    from dqkit.checks.preflight import load_rule_file
+
+    if isinstance(value, RuleText):
+        from dqkit.rules import parse_rules
+
+        return list(parse_rules(str(value)))
+    if isinstance(value, (str, os.PathLike)):
+        return load_rule_file(value)
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def workload_queries(workload: str) -> list[str]:
@@ -102,11 +120,11 @@ class QueryParams(Params):
     query: str | None = param(None, help='the query, e.g. "SELECT zip FROM cities WHERE city = \'LA\'"',
                               positional=True)
     table: tuple[str, ...] = param((), help="a table as NAME=SOURCE: a Parquet/CSV/JSON path or catalog:db.t", repeat=True, sep="",
-                                   metavar="NAME=SOURCE")
+                                   metavar="NAME=SOURCE", accepts="database")
     rules: tuple[str, ...] = param((), help="rules of a table as NAME=FILE: YAML or text, one rule per line", repeat=True,
-                                   sep="", metavar="NAME=FILE")
+                                   sep="", metavar="NAME=FILE", accepts="object")
     key: tuple[str, ...] = param((), help="the column identifying the tuples of a table, as NAME=COL", repeat=True, sep="",
-                                 metavar="NAME=COL")
+                                 metavar="NAME=COL", accepts="object")
     state: str | None = param(None, help="keep the probabilistic tables here between calls (written atomically "
                                          "after a successful query; a state written for another version of a "
                                          "table is refused)", metavar="DIR")
@@ -151,11 +169,13 @@ class QueryParams(Params):
             paths.append(self.workload)
         if self.state:
             paths.append(self.state)
-        return [p for p in paths if not p.startswith("catalog:")]
+        return [p for p in paths if isinstance(p, str) and not isinstance(p, RuleText) and not p.startswith("catalog:")]
 
     def absolute(self) -> QueryParams:
         """The paths inside ``NAME=PATH``, the workload file and the state folder made absolute."""
-        def fix(items: tuple[str, ...]) -> tuple[str, ...]:
+        def fix(items: Any) -> Any:
+            if isinstance(items, Mapping):
+                return items  # a notebook's mapping: nothing to make absolute
             pairs = named_pairs(items, "")
             return tuple(f"{n}={v if v.startswith('catalog:') else os.path.abspath(v)}" for n, v in pairs.items())
 
@@ -170,7 +190,6 @@ def run(params: QueryParams, *, spark: Any = None, progress: Any = None, cancel:
     """The answer of ``params``' query (``QueryResult``), its plan (``PlanResult``, with ``explain``) or
     the workload's timings (``WorkloadResult``). With ``state``, the tables start from the saved state
     and are saved after a successful answer (a failure leaves the state as it was)."""
-    from dqkit.checks.preflight import load_rule_file
     from dqkit.relax import Daisy
     from dqkit.relax._result import PlanResult
     from dqkit.relax.workload import run_workload
@@ -180,8 +199,8 @@ def run(params: QueryParams, *, spark: Any = None, progress: Any = None, cancel:
     d = Daisy(spark, strategy=params.strategy, cost_units=params.cost_units)
     for name, src in tables.items():
         d.register(name, src, key=keys.get(name))
-    for name, path in named_pairs(params.rules, "--rules").items():
-        d.add_rules(name, load_rule_file(path))
+    for name, value in named_pairs(params.rules, "--rules").items():
+        d.add_rules(name, load_rules(value))
     queries = params.queries()
     if params.explain:
         return PlanResult(queries[0], d.explain(queries[0]))
@@ -211,8 +230,9 @@ QUERY = System(
     params=QueryParams,
     run=run,
     template="system_report",
-    tabs=(("Answer", ("Verdict", "CandidateTable", "Table")), ("Cost model", ("Facts", "Chart")),
-          ("Plan", ("Notes",))),
+    tabs=(("Answer", ("summary", "answer", "dirty", "workload")), ("Cost model", ("cost", "charts")),
+          ("Relaxation", ("trace",)), ("Plan", ("plan",))),
+    progress_unit="tables",
     exit_codes={0: "nothing needed cleaning (or --explain)", 1: "candidates found: cleaning changed the answer",
                 2: "error"},
     output="the answer in long format, the dirty answer, summary.json and report.html",

@@ -35,7 +35,7 @@ def run(params: RepairParams, *, spark: Any = None, progress: Any = None, cancel
 
     return repair(params.table, params.load_rules(), key=params.key, method=params.method,
                   max_iterations=params.max_iterations, freeze_after=params.freeze_after,
-                  name=str(params.table), spark=spark, progress=progress, dry_run=params.dry_run)
+                  name=params.table_name(), spark=spark, progress=progress, dry_run=params.dry_run)
 
 
 REPAIR = System(
@@ -46,10 +46,33 @@ REPAIR = System(
     params=RepairParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Changes", ("Table",)), ("Charts", ("Chart",))),
+    tabs=(("Summary", ("summary", "accuracy", "notes")), ("Changes", ("iterations", "changes", "remaining")),
+          ("Charts", ("charts", "graph"))),
     exit_codes={0: "no violation remains", 1: "violations without a fix remain", 2: "error"},
     output="the repaired table: NAME.csv or NAME.parquet (the change list beside it as NAME.changes.csv/.parquet), "
            "or a folder (repaired/, changes/ the change list, summary, report); --dry-run writes no repaired table",
     example={"table": "data/bigdansing_table1.csv", "rules": ["data/bigdansing_table1_rules.yaml"], "key": "tid"},
     progress_unit="iterations",
 )
+
+
+# -- what a front end draws of a detection: the violation hypergraph (the violation graph view)
+def violation_hypergraph(detection: Any, rules: Any = None) -> Any:
+    """The violation hypergraph of a detection (``dqkit.repair.violation_hypergraph``), built in Spark."""
+    from dqkit.repair import violation_hypergraph as build
+
+    return build(detection, rules)
+
+
+def violation_id(rule: Any, t1: Any, t2: Any) -> Any:
+    """The id column of a violation, as the hypergraph names it (``rule|t1|t2``)."""
+    from dqkit.repair.hypergraph import violation_id as vid
+
+    return vid(rule, t1, t2)
+
+
+def component_key(component: Any) -> tuple[Any, str]:
+    """A component id, ``(tid, attr)``, as the hypergraph reads it."""
+    from dqkit.repair.hypergraph import component_key as key
+
+    return key(component)

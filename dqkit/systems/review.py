@@ -54,9 +54,39 @@ REVIEW = System(
                 "table's value at (key, column), else nothing is written and the stale changes are listed.",
     params=ReviewParams,
     run=run,
-    tabs=(("Summary", ("Verdict", "Facts")), ("Changes", ("Table",))),
+    tabs=(("Summary", ("summary",)), ("Changes", ("changes",))),
     exit_codes={0: "every change applied", 1: "some changes rejected (not applied)", 2: "error"},
     output="the reviewed table: NAME.csv or NAME.parquet, or a folder (reviewed/, applied/, summary, report)",
     example={"changes": "data/bigdansing_table1.changes.csv", "to": "data/bigdansing_table1.csv", "key": "tid",
              "accept": ["phiF"]},
 )
+
+
+# -- what a per-cell front end (a review widget) needs: the change list's columns and a review of chosen cells
+def change_list_columns() -> tuple[str, ...]:
+    """The columns of a change list (``repair --dry-run``)."""
+    from dqkit.repair.review_manifest import CHANGE_LIST_COLUMNS
+
+    return tuple(CHANGE_LIST_COLUMNS)
+
+
+def review_cells(spark: Any, table: Any, changes: Any, key: str, cells: list[Any], chosen: set[tuple[str, str]]) -> Any:
+    """The review of the ``chosen`` cells (``(tid, attr)`` pairs) of a change list applied to ``table``
+    (``dqkit.repair.review.apply_changes``; a stale change list is refused and nothing is applied), as a
+    ``ReviewResult`` counted from ``cells``, the change list's rows (small, collected)."""
+    from dqkit.repair.review import ReviewResult, apply_changes
+
+    out, applied = apply_changes(spark, table, changes, key, accept=lambda ch: (str(ch["tid"]), ch["attr"]) in chosen)
+    per: dict[str, dict[str, int]] = {}
+    taken: set[str] = set()
+    held: set[str] = set()
+    for c in cells:
+        on = (str(c["tid"]), c["attr"]) in chosen
+        for r in c["rules"] or []:
+            d = per.setdefault(r, {"changes": 0, "applied": 0})
+            d["changes"] += 1
+            d["applied"] += int(on)
+            (taken if on else held).add(r)
+    return ReviewResult(source="the table", key=key, table=out, applied=applied, total=len(cells),
+                        applied_count=applied.count(), accepted=tuple(sorted(taken)), rejected=tuple(sorted(held)),
+                        per_rule=per)

@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dqkit.errors import ParameterError, SourceError
@@ -60,7 +60,7 @@ def tcfc_inputs(spec: Any, loaded: Any, reuse: Any = None) -> list[Any]:
     tables of the loaded spec), each checked to exist: what ``--out`` may not overlap."""
     from dqkit.checks.preflight import check_table
 
-    inputs: list[Any] = [spec, *([reuse] if reuse else [])]
+    inputs: list[Any] = [*([spec] if spec is not None else []), *([reuse] if reuse else [])]
     for pair in loaded.pairs:
         for label, side in (("source", pair.source), ("target", pair.target)):
             where = f"pair {pair.name!r}, {label}"
@@ -83,7 +83,7 @@ class TcfcParams(Params):
     """What ``dqkit tcfc``, ``dqkit report tcfc`` and a derived tcfc widget take."""
 
     spec: str = param(help="the TCFC spec (YAML or JSON): pairs, levels, aggregates", metavar="FILE.yaml",
-                      input=True)
+                      input=True, accepts="object")
     budget: float | None = param(None, help="time budget in seconds for the whole command, engine start-up "
                                             f"included; it returns within the budget + {GRACE_TEXT} (GRACE_S) "
                                             "(default: the spec's budget, else run to completion)",
@@ -99,6 +99,9 @@ class TcfcParams(Params):
                                                "(Parquet footers) instead of a query (P4; default: the spec's "
                                                "'statistics', off)")
     sample_rows: int = param(20, help="report rows shown (text, html, report)", low=0, metavar="N")
+    #: called after each completed job with (JobRecord, differences): a notebook's growing drill-down tree;
+    #: not a parameter of any front end
+    _on_job: Any = field(default=None, compare=False)
 
     def validate(self) -> None:
         """``--resume`` has a ``--reuse`` folder; the spec is a text file that parses, every local table and
@@ -107,7 +110,12 @@ class TcfcParams(Params):
 
         if self.resume and not self.reuse:
             raise ParameterError("--resume needs --reuse DIR", hint="name the folder of the interrupted run with --reuse")
-        check_tcfc(self.spec, reuse=self.reuse, connect_timeout=self.connect_timeout, sample_rows=self.sample_rows)
+        if self.in_memory("spec"):  # a spec object or mapping (a notebook's): checked as loaded, its files too
+            from dqkit.tcfc.spec import load_spec
+
+            tcfc_inputs(None, load_spec(self.spec), self.reuse)
+        else:
+            check_tcfc(self.spec, reuse=self.reuse, connect_timeout=self.connect_timeout, sample_rows=self.sample_rows)
         if self.reuse:
             check_state_folder(self.reuse)
 
@@ -115,7 +123,8 @@ class TcfcParams(Params):
         """The spec, the reuse folder and every local table or database file the spec names."""
         from dqkit.tcfc.spec import load_spec
 
-        return tcfc_inputs(self.spec, load_spec(self.spec), self.reuse)
+        spec = None if self.in_memory("spec") else self.spec
+        return [p for p in tcfc_inputs(spec, load_spec(self.spec), self.reuse) if p is not None]
 
 
 def run(params: TcfcParams, *, spark: Any = None, progress: Any = None, cancel: Any = None,
@@ -126,7 +135,8 @@ def run(params: TcfcParams, *, spark: Any = None, progress: Any = None, cancel: 
 
     return run_tcfc(params.spec, params.budget, spark=spark, order=params.order, reuse=params.reuse,
                     reuse_mode="resume" if params.resume else "prune", connect_timeout=params.connect_timeout,
-                    progress=progress, cancel=cancel, statistics=params.statistics, started=started)
+                    progress=progress, cancel=cancel, statistics=params.statistics, started=started,
+                    on_job=params._on_job)
 
 
 @contextlib.contextmanager
@@ -192,7 +202,8 @@ TCFC = System(
     params=TcfcParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Fragments", ("Table",)), ("Drill-down", ("Chart",))),
+    tabs=(("Summary", ("summary", "coverage", "notes")), ("Fragments", ("fragments", "jobs")),
+          ("Drill-down", ("tree",))),
     exit_codes={0: "completed, no difference", 1: "differences found (completed or not)",
                 2: "error", 3: "uncompleted: the budget expired before any difference was found"},
     output="the report (summary.json, report.html, tree charts, report table)",
@@ -203,3 +214,50 @@ TCFC = System(
     cli_guard=keep_stderr,
     cli_exit=_exit_without_waiting_for_binding,
 )
+
+
+# -- what a TCFC front end edits before a run (the kernel loaded only when called)
+def load_spec(spec: Any) -> Any:
+    """The checked ``TcfcSpec`` of a file, a mapping or a spec (``dqkit.tcfc.load_spec``)."""
+    from dqkit.tcfc import load_spec as load
+
+    return load(spec)
+
+
+def with_levels(spec: Any, pair: str, levels: Any) -> Any:
+    """``spec`` with ``pair``'s fragmentation sets replaced by ``levels`` (the same aggregates per level),
+    checked by the model (a refusal is a ``DqkitError``)."""
+    from dataclasses import replace
+
+    from dqkit.tcfc.spec import Level, validate_pair
+
+    old = spec.pair(pair)
+    aggs = old.levels[0].A
+    new = validate_pair(replace(old, levels=tuple(Level(tuple(x), aggs) for x in levels),
+                                healthy_depth=min(old.healthy_depth, max(1, len(levels)))))
+    return replace(spec, pairs=tuple(new if p.name == pair else p for p in spec.pairs))
+
+
+def pair_columns(spec: Any, pair: str, spark: Any = None) -> list[str]:
+    """The source side's columns of ``pair``, read from its schema (no query runs)."""
+    from dqkit.tcfc.engines import EnginePool, bind_pair
+
+    pool = EnginePool(spark)
+    try:
+        return list(bind_pair(spec.pair(pair), pool).source.types)
+    finally:
+        pool.close()
+
+
+def level_warnings(spec: Any, pair: str, spark: Any = None) -> list[str]:
+    """The M4 data checks of ``pair``'s levels (distinct counts on its source), as warnings."""
+    from dqkit.tcfc import check_levels
+
+    return check_levels(spec, pair, spark=spark)
+
+
+def fragment_label(X: Any, values: Any) -> str:
+    """A differing fragment's label (``X = values``)."""
+    from dqkit.tcfc.result import fragment_label as label
+
+    return label(X, values)

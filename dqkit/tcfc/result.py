@@ -25,7 +25,7 @@ import pandas as pd
 
 from dqkit.contract import render
 from dqkit.exitcodes import EXIT_FINDINGS, EXIT_OK, EXIT_UNCOMPLETED
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
 from dqkit.tcfc.model import COMPLETED, GRACE_S, UNCOMPLETED, Difference, RunState, project
 from dqkit.tcfc.engines import EnginePool, Unrepresentable
 from dqkit.tcfc.spec import TcfcSpec
@@ -302,27 +302,28 @@ class TcfcResult(Result):
                               "bytes crossed between engines": self.bytes_crossed,
                               "pending jobs": len(self.state.pending),
                               "result reuse": self.reuse or "off"})
-        blocks: list[Any] = [verdict, facts, Table("Coverage per pair", self.coverage())]
+        blocks: list[Any] = [keyed("summary", verdict), keyed("summary", facts),
+                             Table("Coverage per pair", self.coverage(), key="coverage")]
         if self.status != COMPLETED:
-            blocks.append(Notes("Proven so far and still pending", self.progress_lines()))
+            blocks.append(Notes("Proven so far and still pending", self.progress_lines(), key="summary"))
         if n:
             blocks.append(Table("Differing fragments", _readable_report(self.report()), max_rows=sample_rows or None,
                                 note=f"{n} row(s)" + (f"; first {sample_rows} shown" if sample_rows and n > sample_rows
-                                                     else "")))
+                                                     else ""), key="fragments"))
         for p in pairs:
-            blocks.append(Chart(f"Drill-down tree: {p}", f"tree_{_safe(p)}", lambda p=p: self.plot_tree(p)))
+            blocks.append(Chart(f"Drill-down tree: {p}", f"tree_{_safe(p)}", lambda p=p: self.plot_tree(p), key="tree"))
         jobs = self.jobs()
         if len(jobs):
             blocks.append(Table("Jobs", _readable_jobs(jobs), max_rows=max(sample_rows, 1) * 2 if sample_rows else None,
-                                note=f"{len(jobs)} job(s), {self.queries} queries"))
+                                note=f"{len(jobs)} job(s), {self.queries} queries", key="jobs"))
         else:  # a sentence, never an empty frame's repr
             blocks.append(Notes("Jobs", ["no compare job ran" + ("" if self.status == COMPLETED else
                                          ": the budget expired (or the run was cancelled) before the first "
-                                         "job finished")]))
+                                         "job finished")], key="jobs"))
         notes = list(self.state.notes) + [f"unrepresentable value: {u}" for u in self.state.unrepresentable]
         notes += [f"pending: {j.describe()}" for j in self.state.pending[:sample_rows or 10]]
         if notes:
-            blocks.append(Notes("Notes", notes))
+            blocks.append(Notes("Notes", notes, key="notes"))
         return blocks
 
     def progress_lines(self) -> list[str]:

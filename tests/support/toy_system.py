@@ -40,8 +40,9 @@ def _result_class() -> type:
 
         def sections(self, sample_rows: int = 10) -> list[Any]:
             ok = self.nulls <= self.allowed
-            return [Verdict(ok, "CLEAN" if ok else "NULLS", f"{self.nulls} of {self.rows} rows have no {self.column}"),
-                    Facts("Counts", {"rows": self.rows, "NULLs": self.nulls, "allowed": self.allowed})]
+            return [Verdict(ok, "CLEAN" if ok else "NULLS", f"{self.nulls} of {self.rows} rows have no {self.column}",
+                            key="verdict"),
+                    Facts("Counts", {"rows": self.rows, "NULLs": self.nulls, "allowed": self.allowed}, key="counts")]
 
         def frames(self, **options: Any) -> dict[str, Any]:
             return {}
@@ -63,6 +64,6 @@ def run(params: ToyParams, *, spark: Any = None, progress: Any = None, cancel: A
 
 
 TOY = System(name="toy", summary="count the NULLs of one column (a toy system)", params=ToyParams, run=run,
-             tabs=(("Verdict", ("Verdict",)), ("Counts", ("Facts",))),
+             tabs=(("Verdict", ("verdict",)), ("Counts", ("counts",))),
              exit_codes={0: "no more NULLs than allowed", 1: "more NULLs than allowed", 2: "error"},
              example={"table": "data/users/old/users.csv", "column": "birthday"})
