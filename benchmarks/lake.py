@@ -398,7 +398,7 @@ def lake_parts(a: argparse.Namespace, parts: set[str]) -> None:
             r = result_from_graph(g, truth=gt, truth_seconds=gt_s)
             print(f"\n=== CLP mode {mode}, s={a.s}, t={a.t} ({_load()})")
             print("Edges per stage against the exact ground truth (Tables 1-2 layout)")
-            print(r.metrics().to_string())
+            print(r.accuracy().to_string())
             print("Seconds per stage (Table 5 layout; MMP's statistics were gathered in the profile above)")
             print(r.time_table().to_string(index=False))
             print("Operation counts (Table 3)")

@@ -23,6 +23,11 @@ class SchemaMismatchError(DqkitError):
     """Two tables that must share a schema do not; the message lists the differing columns."""
 
 
+class SchemaChangeError(SchemaMismatchError):
+    """``dqkit delta --schema-changes fail`` and the two versions' schemas differ; the message lists
+    every change."""
+
+
 class UnknownColumnError(DqkitError):
     """A column named by the user (key, exclusion, rule attribute) does not exist."""
 
@@ -62,6 +67,15 @@ class InvalidKeyError(ParameterError):
 
 class CancelledError(DqkitError):
     """A run was cancelled by the user; nothing was written."""
+
+
+class OutputTakenError(DqkitError):
+    """Another run wrote the same output while this one ran (without ``overwrite``): its output is kept
+    whole and this run's result is not saved."""
+
+
+class DiskFullError(DqkitError):
+    """The disk filled while an output was written; nothing was written under the output's name."""
 
 
 class DqkitWarning(UserWarning):

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("snapshot_plugin",)  # --update-snapshots and the shared example results
+pytest_plugins = ("support.snapshot_plugin",)  # --update-snapshots and the shared example results
 # Every JVM the suite starts (this session, report kernels, CLI subprocesses, the matrix runners) keeps
 # Spark's 1 GiB driver heap instead of dqkit's share of the machine (dqkit.runtime.session.driver_memory): tiny
 # test data needs no more, and a dozen JVMs each free to grow to a quarter of the RAM get OOM-killed.
@@ -16,7 +17,7 @@ os.environ.setdefault("DQKIT_DRIVER_MEMORY", "1g")
 @pytest.fixture(scope="session")
 def spark():
     from dqkit.runtime.session import get_spark
-    from session_config import test_session_config
+    from support.session_config import test_session_config
 
     # Adaptive execution off for the in-process tests: on a few rows it only splits each query into one
     # job per shuffle stage (111 jobs instead of 47 for a 3-rule detect --since) and costs ~1.3x the
@@ -39,10 +40,40 @@ def spark():
     # Left running until the interpreter exits: stopping it here races with nbval/papermill kernels.
 
 
+@pytest.fixture(scope="session")
+def table1(spark):
+    """BigDansing's Table 1 (data/bigdansing_table1.csv), the papers' running example, as a DataFrame."""
+    path = Path(__file__).resolve().parent.parent / "data" / "bigdansing_table1.csv"
+    return spark.read.option("header", True).option("inferSchema", True).csv(str(path))
+
+
+@pytest.fixture(params=["behaviour", pytest.param("wall-clock", marks=pytest.mark.perf)])
+def wall_clock(request):
+    """``with wall_clock.within(seconds):`` a time bound a test promises, asserted only in its ``wall-clock``
+    variant (marked ``perf``: ``make test-perf``); ``make test`` runs the ``behaviour`` variant, which
+    asserts everything else (tests/support/perf.py)."""
+    from support.perf import WallClock
+
+    return WallClock(enforced=request.param == "wall-clock")
+
+
+@pytest.fixture
+def spark_calls(monkeypatch):
+    """Calls to ``get_spark`` during the test (each one refused, so nothing starts a JVM)."""
+    calls: list[tuple] = []
+
+    def fake(*args, **kwargs):
+        calls.append((args, kwargs))
+        raise RuntimeError("test: Spark must not start here")
+
+    monkeypatch.setattr("dqkit.runtime.session.get_spark", fake)
+    return calls
+
+
 def pytest_collection_modifyitems(config, items):
-    """The longest test files first (tests/schedule.py): with ``--dist loadfile --no-loadscope-reorder``
+    """The longest test files first (tests/support/schedule.py): with ``--dist loadfile --no-loadscope-reorder``
     (``make test``) the two workers end together instead of one running the cluster file alone."""
-    from schedule import load_weights, longest_first
+    from support.schedule import load_weights, longest_first
 
     items[:] = longest_first(items, lambda item: item.nodeid, load_weights())
 
@@ -89,7 +120,7 @@ def cluster():
     servers (``cluster.connect()``), started from the installed pyspark; stopped (only what it started)
     after the module's tests (only test_cluster.py uses it; its idle JVMs must not run on beside the rest of
     the suite). Skipped, with the reason, where they cannot start."""
-    from cluster import Cluster, ClusterUnavailable
+    from support.cluster import Cluster, ClusterUnavailable
 
     c = Cluster()
     try:

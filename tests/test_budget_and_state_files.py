@@ -7,7 +7,6 @@ replaced by a recorder, so "refused before Spark" is asserted, not assumed.
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -19,34 +18,12 @@ from dqkit.errors import ParameterError, UnknownColumnError
 from dqkit.tcfc import GRACE_S, UNCOMPLETED, SpecError, tcfc
 from dqkit.tcfc.engines import BoundSide, Engine, EnginePool
 
+from support.tables import sqlite_table
+
 
 # ------------------------------------------------------------------------------------------ fixtures
-@pytest.fixture
-def spark_calls(monkeypatch):
-    """Calls to ``get_spark`` during the test (each one refused, so nothing starts a JVM)."""
-    calls: list[tuple] = []
-
-    def fake(*args, **kwargs):
-        calls.append((args, kwargs))
-        raise RuntimeError("test: Spark must not start here")
-
-    monkeypatch.setattr("dqkit.runtime.session.get_spark", fake)
-    return calls
-
-
-def _sqlite(path: Path) -> str:
-    if path.exists():
-        return f"sqlite:///{path.as_posix()}"
-    c = sqlite3.connect(path)
-    c.execute("CREATE TABLE t (k int, v text)")
-    c.executemany("INSERT INTO t VALUES (?, ?)", [(1, "a"), (2, "b")])
-    c.commit()
-    c.close()
-    return f"sqlite:///{path.as_posix()}"
-
-
 def _spec(tmp_path: Path, **top) -> dict:
-    url = _sqlite(tmp_path / "db.sqlite")
+    url = sqlite_table(tmp_path / "db.sqlite", "t", "k int, v text", [(1, "a"), (2, "b")])
     return {**top, "pairs": [{"name": "p", "source": {"url": url, "table": "t"}, "target": {"url": url, "table": "t"},
                               "aggregates": [["count", "*", "n"]], "levels": [[], ["k"]]}]}
 
@@ -66,9 +43,11 @@ class SlowEngine(Engine):
         super().__init__()
         self.seconds, self.release, self.fail = seconds, release, fail
         self.cancels = 0
+        self.bound = 0  # bindings that ran to their end: none while the call under test returns
 
     def bind(self, side):
         self.release.wait(self.seconds)
+        self.bound += 1
         if self.fail is not None:
             raise self.fail
         return BoundSide(side, self, {"k": "int", "v": "string"}, {"k": "k", "v": "v"}, {}, None)
@@ -106,12 +85,11 @@ def _listing(folder: Path) -> dict[str, bytes]:
 # ---------------------------------------------------------------------------- §2: the budget bounds the call
 @pytest.mark.parametrize("budget", [0.3, 1.0])
 def test_a_binding_slower_than_the_budget_returns_uncompleted_within_budget_plus_grace(tmp_path, slow_binding,
-                                                                                        budget):
+                                                                                        budget, wall_clock):
     made, _ = slow_binding
-    t = time.monotonic()
-    r = tcfc(_spec(tmp_path), budget=budget)
-    took = time.monotonic() - t
-    assert took < budget + GRACE_S, f"took {took:.2f} s for a budget of {budget} s"
+    with wall_clock.within(budget + GRACE_S, f"a call with a budget of {budget} s"):
+        r = tcfc(_spec(tmp_path), budget=budget)
+    assert made and not any(e.bound for e in made)  # returned while the 10 s bindings were still running
     assert r.status == UNCOMPLETED and r.exit_code == 3 and r.queries == 0
     assert [(j.pair, j.level, j.kind) for j in r.pending] == [("p", 1, "ROOT")]
     assert r.progress_lines() == ["p: nothing proven yet (not bound in time); 1 job(s) still pending"]
@@ -120,20 +98,23 @@ def test_a_binding_slower_than_the_budget_returns_uncompleted_within_budget_plus
     r.close()
 
 
-def test_the_budget_clock_can_start_before_the_call_and_binding_is_not_waited_for(tmp_path, slow_binding):
+def test_the_budget_clock_can_start_before_the_call_and_binding_is_not_waited_for(tmp_path, slow_binding,
+                                                                                   wall_clock):
     """``started`` (what the CLI passes: the command's start) counts the time already spent against the budget."""
-    t = time.monotonic()
-    r = tcfc(_spec(tmp_path), budget=5.0, started=time.monotonic() - 5.0)
-    assert time.monotonic() - t < GRACE_S and r.status == UNCOMPLETED and r.exit_code == 3
+    made, _ = slow_binding
+    with wall_clock.within(GRACE_S, "a call whose budget was spent before it"):
+        r = tcfc(_spec(tmp_path), budget=5.0, started=time.monotonic() - 5.0)
+    assert r.status == UNCOMPLETED and r.exit_code == 3 and not any(e.bound for e in made)
     r.close()
 
 
-def test_cancel_stops_waiting_for_a_slow_binding(tmp_path, slow_binding):
+def test_cancel_stops_waiting_for_a_slow_binding(tmp_path, slow_binding, wall_clock):
+    made, _ = slow_binding
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
-    t = time.monotonic()
-    r = tcfc(_spec(tmp_path), cancel=stop)  # no budget: only the cancel ends it
-    assert time.monotonic() - t < 0.3 + GRACE_S
+    with wall_clock.within(0.3 + GRACE_S, "a call cancelled after 0.3 s"):
+        r = tcfc(_spec(tmp_path), cancel=stop)  # no budget: only the cancel ends it
+    assert stop.is_set() and made and not any(e.bound for e in made)
     assert r.status == UNCOMPLETED and r.state.cancelled_by_user
     assert any(n.startswith("it was cancelled while binding") for n in r.state.notes)
     r.close()
@@ -146,13 +127,13 @@ def test_a_bind_error_found_within_the_budget_is_still_an_error(tmp_path, slow_b
         tcfc(_spec(tmp_path), budget=30)
 
 
-def test_cli_tcfc_budget_bounds_the_command_and_the_text_is_sentences(tmp_path, slow_binding, capsys):
+def test_cli_tcfc_budget_bounds_the_command_and_the_text_is_sentences(tmp_path, slow_binding, capsys, wall_clock):
+    made, _ = slow_binding
     spec = _spec_file(tmp_path)
-    t = time.monotonic()
-    code = main(["tcfc", "--spec", str(spec), "--budget", "0.5"])
-    took = time.monotonic() - t
+    with wall_clock.within(0.5 + GRACE_S, "dqkit tcfc --budget 0.5"):
+        code = main(["tcfc", "--spec", str(spec), "--budget", "0.5"])
     out = capsys.readouterr().out
-    assert code == 3 and took < 0.5 + GRACE_S, f"exit {code} after {took:.2f} s"
+    assert code == 3 and made and not any(e.bound for e in made)
     assert "Empty DataFrame" not in out and "Columns: [" not in out
     assert "UNCOMPLETED" in out and "p: nothing proven yet (not bound in time); 1 job(s) still pending" in out
     assert "no compare job ran" in out
@@ -163,13 +144,15 @@ def test_cli_tcfc_budget_bounds_the_command_and_the_text_is_sentences(tmp_path, 
 
 
 def test_cli_tcfc_saves_out_after_an_expired_binding_without_starting_spark(tmp_path, slow_binding, spark_calls,
-                                                                            capsys):
+                                                                            capsys, wall_clock):
     import pyarrow.parquet as pq
 
+    made, _ = slow_binding
     spec, out = _spec_file(tmp_path), tmp_path / "out"
-    t = time.monotonic()
-    assert main(["tcfc", "--spec", str(spec), "--budget", "0.5", "--out", str(out)]) == 3
-    assert time.monotonic() - t < 0.5 + GRACE_S + 1.0  # + writing summary.json, report.html and the report
+    # the bound: the budget, the grace and writing summary.json, report.html and the report
+    with wall_clock.within(0.5 + GRACE_S + 1.0, "dqkit tcfc --budget 0.5 --out"):
+        assert main(["tcfc", "--spec", str(spec), "--budget", "0.5", "--out", str(out)]) == 3
+    assert not any(e.bound for e in made)
     assert spark_calls == [] and json.loads((out / "summary.json").read_text())["status"] == UNCOMPLETED
     report = pq.read_table(out / "report")
     assert report.num_rows == 0 and report.schema.names[:3] == ["pair", "level", "X"]
@@ -177,7 +160,7 @@ def test_cli_tcfc_saves_out_after_an_expired_binding_without_starting_spark(tmp_
 
 
 def test_cli_tcfc_budget_clock_starts_when_the_command_starts(tmp_path, slow_binding, spark_calls, monkeypatch,
-                                                              capsys):
+                                                              capsys, wall_clock):
     """The clock ``run_tcfc`` counts from is the one ``dqkit.cli.main`` stamped before parsing, so the
     command's own start-up (here a parser made slow on purpose) is spent from the budget."""
     import dqkit.cli
@@ -200,23 +183,22 @@ def test_cli_tcfc_budget_clock_starts_when_the_command_starts(tmp_path, slow_bin
     monkeypatch.setattr(dqkit.cli, "build_parser", slow_build)
     monkeypatch.setattr(dqkit.tcfc, "run_tcfc", recording_run)
     t = time.monotonic()
-    assert main(["tcfc", "--spec", str(spec), "--budget", "1"]) == 3
-    took = time.monotonic() - t
-    assert clocks and clocks[0] is not None and t <= clocks[0] <= built[0]
-    assert took < 1 + GRACE_S, f"{took:.2f} s: the 0.6 s start-up was not counted against the 1 s budget"
+    with wall_clock.within(1 + GRACE_S, "a 1 s budget after a 0.6 s start-up"):
+        assert main(["tcfc", "--spec", str(spec), "--budget", "1"]) == 3
+    assert clocks and clocks[0] is not None and t <= clocks[0] <= built[0]  # the budget counts the start-up
     assert spark_calls == []
 
 
 @pytest.mark.parametrize("flag, value, variable", [("--master", "local[1]", "DQKIT_SPARK_MASTER"),
                                                    ("--remote", "sc://nowhere:15002", "SPARK_REMOTE")])
 def test_cli_tcfc_master_or_remote_reach_the_binding_through_the_environment_not_a_session_up_front(
-        tmp_path, slow_binding, spark_calls, monkeypatch, capsys, flag, value, variable):
+        tmp_path, slow_binding, spark_calls, monkeypatch, capsys, flag, value, variable, wall_clock):
     for name in ("SPARK_REMOTE", "DQKIT_SPARK_MASTER"):  # set then removed: what the command sets is undone
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
-    t = time.monotonic()
-    assert main([flag, value, "tcfc", "--spec", str(_spec_file(tmp_path)), "--budget", "0.5"]) == 3
-    assert time.monotonic() - t < 0.5 + GRACE_S and spark_calls == []  # no session started before the budget
+    with wall_clock.within(0.5 + GRACE_S, f"dqkit {flag} ... tcfc --budget 0.5"):
+        assert main([flag, value, "tcfc", "--spec", str(_spec_file(tmp_path)), "--budget", "0.5"]) == 3
+    assert spark_calls == []  # no session started before the budget
     import os
 
     assert os.environ.get(variable) == value
@@ -294,13 +276,13 @@ def test_the_budget_and_grace_are_stated_in_the_help(capsys):
     (["--resume"], "--resume needs --reuse"),
 ])
 def test_cli_tcfc_refuses_out_of_range_numbers_before_spark_and_writes_nothing(tmp_path, spark_calls, capsys,
-                                                                              argv, words):
+                                                                              argv, words, wall_clock):
     spec = _spec_file(tmp_path)
     before = _listing(tmp_path)
-    t = time.monotonic()
-    assert main(["tcfc", "--spec", str(spec), "--out", str(tmp_path / "out"), *argv]) == 2
+    with wall_clock.within(2, "a refusal"):
+        assert main(["tcfc", "--spec", str(spec), "--out", str(tmp_path / "out"), *argv]) == 2
     err = capsys.readouterr().err
-    assert time.monotonic() - t < 2 and words in err and err.startswith("dqkit: error:") and "Traceback" not in err
+    assert words in err and err.startswith("dqkit: error:") and "Traceback" not in err
     assert spark_calls == [] and _listing(tmp_path) == before and not (tmp_path / "out").exists()
 
 
@@ -441,7 +423,7 @@ QUERY_STATE_CASES = {**{k: JUNK_WORDS[k] for k in JUNK}, "wrong version": "versi
 
 @pytest.mark.parametrize("kind", list(QUERY_STATE_CASES))
 def test_cli_query_refuses_a_corrupt_state_before_spark_and_leaves_it_as_it_was(tmp_path, spark_calls, capsys,
-                                                                                kind):
+                                                                                kind, wall_clock):
     src, rules = _query_inputs(tmp_path)
     state = tmp_path / "state"
     _good_query_state(state)
@@ -461,11 +443,11 @@ def test_cli_query_refuses_a_corrupt_state_before_spark_and_leaves_it_as_it_was(
         meta["tables"]["cities"]["cost"] = {"n": 3}
         (state / "state.json").write_text(json.dumps(meta))
     before = _listing(tmp_path)
-    t = time.monotonic()
-    assert main(["query", "--table", f"cities={src}", "--rules", f"cities={rules}", "--key", "cities=tid",
-                 "--state", str(state), "SELECT Zip FROM cities"]) == 2
+    with wall_clock.within(2, "a refusal"):
+        assert main(["query", "--table", f"cities={src}", "--rules", f"cities={rules}", "--key", "cities=tid",
+                     "--state", str(state), "SELECT Zip FROM cities"]) == 2
     err = capsys.readouterr().err
-    assert time.monotonic() - t < 2 and QUERY_STATE_CASES[kind] in err and str(state) in err, err
+    assert QUERY_STATE_CASES[kind] in err and str(state) in err, err
     assert f"delete {state}" in err and "Traceback" not in err
     assert spark_calls == [] and _listing(tmp_path) == before
 

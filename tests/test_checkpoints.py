@@ -67,7 +67,7 @@ def test_on_a_cluster_without_a_folder_checkpoints_go_beside_out_and_are_removed
     monkeypatch.setattr(sparkutil, "_is_local_master", lambda master: False)  # as on spark://...
     with checkpoint_scope(None, str(tmp_path / "out")):
         assert checkpoint(spark.range(3)).count() == 3
-        beside = [p for p in tmp_path.iterdir() if p.name.startswith(".out.checkpoint-")]
+        beside = [p for p in tmp_path.iterdir() if p.name.startswith(".out.ckpt+")]
         assert len(beside) == 1 and _files(beside[0])
     assert list(tmp_path.iterdir()) == [] and checkpoints.created == []
 
@@ -90,7 +90,7 @@ def test_each_command_of_a_process_on_a_cluster_gets_its_own_folder_and_both_are
         with checkpoint_scope(None, str(tmp_path / name)):
             assert checkpoint(spark.range(2)).count() == 2
             folders.append(checkpoint_folder(spark))
-            assert f"/.{name}.checkpoint-" in folders[-1]
+            assert f"/.{name}.ckpt+" in folders[-1]
     assert folders[0] != folders[1] and list(tmp_path.iterdir()) == []
 
 

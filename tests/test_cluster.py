@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-import matrix_runner
-from cluster import base_env
+from support import matrix_runner
+from support.cluster import base_env
 
 pytestmark = pytest.mark.cluster
 HERE = Path(__file__).parent
+SUPPORT = HERE / "support"
 TIMINGS = Path(os.environ.get("TMPDIR", "/tmp")) / "dqkit-cluster-matrix.json"
 
 
@@ -54,7 +55,7 @@ def _runners(inputs: Path, tmp: Path, backends: dict[str, list[str]], timeout: f
         if not backend and not own_process:
             continue  # the local run: in this process, once the others are started
         skip = ["--skip", ",".join(SKIP[name])] if SKIP.get(name) else []
-        procs[name] = subprocess.Popen([sys.executable, str(HERE / "matrix_runner.py"), str(inputs), str(tmp / name),
+        procs[name] = subprocess.Popen([sys.executable, str(SUPPORT / "matrix_runner.py"), str(inputs), str(tmp / name),
                                         *backend, *skip], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                        env=base_env())
         if sequential:
@@ -113,10 +114,10 @@ def test_every_command_gives_the_local_answer_on_a_standalone_cluster_and_over_s
     # on the cluster, repair checkpointed reliably beside its --out; locally and over Connect (no server
     # folder) it took local checkpoints; no run left a checkpoint folder behind
     made = runs["standalone"]["results"]["repair"]["checkpoints"]
-    assert len(made) == 1 and Path(made[0]).name.startswith(".repair.checkpoint-"), made
+    assert len(made) == 1 and Path(made[0]).name.startswith(".repair.ckpt+"), made
     assert runs["local"]["results"]["repair"]["checkpoints"] == runs["connect"]["results"]["repair"]["checkpoints"] == []
     for backend in runs:
-        assert [p.name for p in (tmp_path / backend).iterdir() if ".checkpoint-" in p.name] == [], backend
+        assert [p.name for p in (tmp_path / backend).iterdir() if ".ckpt+" in p.name] == [], backend
     # the delta's saved row delta (written by the executors, or by the Connect server) holds the local rows
     saved = {"local": "delta", "standalone": "delta", "connect": "report_saved"}
     row_delta = {b: sorted((tuple(r) for r in spark.read.parquet(str(tmp_path / b / saved[b] / "users_row_delta"))
@@ -132,7 +133,7 @@ ROWS = 250_000  # about 25 s of delta on the two 1-core workers: long enough to 
 def big_delta(tmp_path_factory) -> tuple[Path, int]:
     """Two versions of a ``ROWS``-row table (1.5 % updated) and the number of updated rows."""
     folder = tmp_path_factory.mktemp("big")
-    proc = subprocess.run([sys.executable, str(HERE / "kill_driver.py"), "gen", str(ROWS), str(folder)],
+    proc = subprocess.run([sys.executable, str(SUPPORT / "kill_driver.py"), "gen", str(ROWS), str(folder)],
                           capture_output=True, text=True, timeout=300, env=base_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
     return folder, int(proc.stdout.split()[-1])
@@ -149,7 +150,7 @@ def test_a_killed_executor_does_not_change_the_delta_and_leaves_no_partial_outpu
     cluster.wait_workers(2)
     workers = ",".join(str(p.pid) for n, p in cluster.procs.items() if n.startswith("worker"))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, str(HERE / "kill_driver.py"), "run", cluster.master_url, str(data),
+    proc = subprocess.run([sys.executable, str(SUPPORT / "kill_driver.py"), "run", cluster.master_url, str(data),
                            str(out), workers], capture_output=True, text=True, timeout=600, env=base_env())
     assert proc.returncode == 0, proc.stderr[-3000:]
     *document, last = proc.stdout.strip().splitlines()

@@ -37,17 +37,16 @@ def test_the_backend_flags_go_to_the_environment_that_a_report_kernel_inherits(m
     assert "SPARK_REMOTE" not in os.environ and "SPARK_CONNECT_MODE_ENABLED" not in os.environ
 
 
-def test_a_command_that_needs_no_spark_starts_no_session_on_the_given_master(monkeypatch, capsys):
-    import time
-
+def test_a_command_that_needs_no_spark_starts_no_session_on_the_given_master(monkeypatch, capsys, spark_calls,
+                                                                              wall_clock):
     from dqkit.cli import main
 
     for name in ("SPARK_REMOTE", "DQKIT_SPARK_MASTER"):
         monkeypatch.delenv(name, raising=False)
-    t = time.monotonic()
     # nothing listens there: a session started eagerly would fail or hang
-    assert main(["--master", "spark://127.0.0.1:9", "report", "delta", "--list-parameters"]) == 0
-    assert time.monotonic() - t < 30 and "old = " in capsys.readouterr().out
+    with wall_clock.within(30, "report --list-parameters"):
+        assert main(["--master", "spark://127.0.0.1:9", "report", "delta", "--list-parameters"]) == 0
+    assert spark_calls == [] and "old = " in capsys.readouterr().out
     assert os.environ["DQKIT_SPARK_MASTER"] == "spark://127.0.0.1:9"
 
 
@@ -57,7 +56,7 @@ def test_the_matrix_compares_a_remote_reports_saved_summary_with_the_local_delta
     # saved nothing, and nothing when the two agree (timings are left out)
     import json
 
-    import matrix_runner
+    from support import matrix_runner
 
     summary = {"tables": {"users": {"rows_old": 6, "rows_new": 7, "updated": 2, "seconds": 1.5}}}
     local = tmp_path / "local" / "delta"

@@ -11,7 +11,7 @@ from dqkit.dedup import _compare as C
 from dqkit.dedup import dedup, link, parse_config
 from dqkit.errors import ParameterError
 from tests.test_dedup import _frame, tiny_people
-from tests.sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 
 CONFIG = {"blocking": [["surname"], ["postcode"]],
           "comparisons": [{"column": "given", "method": "jaro_winkler"},

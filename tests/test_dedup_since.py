@@ -15,7 +15,7 @@ import pytest
 
 from dqkit.errors import ParameterError
 from dqkit.systems import get
-from tests.sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 
 ROOT = Path(__file__).resolve().parent.parent
 COLS = ["rec_id", "name", "city", "note"]

@@ -373,14 +373,16 @@ def test_html_escapes_data_values(spark):
 
 # ---------------------------------------------------------------- bad input
 
-def test_differing_schemas_are_refused_naming_the_columns_and_types(spark):
+def test_differing_schemas_are_compared_over_common_columns_or_refused_with_schema_changes_fail(spark):
     old = spark.createDataFrame([(1, "a")], "id int, v string")
     new = spark.createDataFrame([(1, 2)], "id int, v int")
     extra = spark.createDataFrame([(1, "a", 1)], "id int, v string, w int")
-    with pytest.raises(SchemaMismatchError, match=r"t\.v is string in the old version but int in the new one"):
-        delta({"t": old}, {"t": new}, spark=spark)
-    with pytest.raises(SchemaMismatchError, match=r"t\.w \(int\) is only in the new version"):
-        delta({"t": old}, {"t": extra}, spark=spark)
+    with pytest.raises(SchemaMismatchError, match=r"t\.v retyped string \u2192 int \(compared as text\)"):
+        delta({"t": old}, {"t": new}, schema_changes="fail", spark=spark)
+    with pytest.raises(SchemaMismatchError, match=r"t\.w added \(int\)"):
+        delta({"t": old}, {"t": extra}, schema_changes="fail", spark=spark)
+    res = delta({"t": old}, {"t": extra}, spark=spark)
+    assert not res.identical and res.tables["t"].row_stats["differences"] == 0
     assert delta({"t": old}, {"t": extra}, exclude=["t.w"], spark=spark).identical
 
 

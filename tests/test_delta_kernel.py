@@ -13,7 +13,7 @@ import dqkit.delta as dq
 import dqkit.delta.columns as columns
 from dqkit.delta import delta
 from dqkit.runtime.sparkutil import executed_plan
-from tests.sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 
 ROW = st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.sampled_from(["a", "b", ""])))
 

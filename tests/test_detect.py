@@ -26,11 +26,6 @@ def pairs(result, rule):
 
 
 @pytest.fixture(scope="module")
-def table1(spark):
-    return spark.read.option("header", True).option("inferSchema", True).csv(TABLE1)
-
-
-@pytest.fixture(scope="module")
 def example1(spark, table1):
     return detect(table1, RULES1, key="tid")
 

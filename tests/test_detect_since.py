@@ -8,7 +8,7 @@ import pytest
 from dqkit.errors import ParameterError
 from dqkit.detect.since_manifest import MANIFEST, make_manifest
 from dqkit.systems.detect import DETECT
-from tests.sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 
 COLS = ["id", "zip", "city", "state", "salary", "rate"]
 OLD = [(1, "10001", "NY", "NY", 100, 10), (2, "10001", "NY", "NY", 200, 20), (3, "90210", "LA", "CA", 100, 5),

@@ -9,7 +9,7 @@ import pytest
 from dqkit.detect import _since_buckets as buckets
 from dqkit.detect import _since_probe as probes
 from dqkit.detect._since_probe import Literal, literal_keys, plan_probe
-from tests.sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 from tests.test_detect_since import COLS, GOLDEN, NEW, OLD, POOL, _case_frames, _lists, _oracle, _rules
 
 

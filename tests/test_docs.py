@@ -15,22 +15,25 @@ from dqkit.cli import build_parser
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-PAGES = [README, *DOCS]
+#: the maintainers' pages beside the code: the benchmark history and the test suite's guide
+NOTES = [ROOT / "benchmarks" / "README.md", ROOT / "benchmarks" / "RESULTS.md", ROOT / "tests" / "README.md"]
+PAGES = [README, *DOCS, *NOTES]
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _SHELL_OPERATORS = {">", ">>", "<", "|", "||", "&&", ";", "&", "2>", "2>&1"}
 
 
-def _prose(text: str) -> str:
-    """The text outside fenced code blocks and inline code (links there are examples, not links)."""
+def _prose(text: str, inline_code: bool = False) -> str:
+    """The text outside fenced code blocks and, unless ``inline_code``, outside inline code (links there
+    are examples, not links; a heading's anchor keeps its inline code's text, as on GitHub)."""
     out, fenced = [], False
     for line in text.splitlines():
         if _FENCE.match(line):
             fenced = not fenced
             continue
         if not fenced:
-            out.append(re.sub(r"`[^`]*`", "", line))
+            out.append(line if inline_code else re.sub(r"`[^`]*`", "", line))
     return "\n".join(out)
 
 
@@ -45,7 +48,7 @@ def anchors(page: Path) -> set[str]:
     """Every heading anchor of a Markdown page (repeated headings get -1, -2, ... as on GitHub)."""
     seen: dict[str, int] = {}
     out = set()
-    for line in _prose(page.read_text(encoding="utf-8")).splitlines():
+    for line in _prose(page.read_text(encoding="utf-8"), inline_code=True).splitlines():
         m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if not m:
             continue
@@ -148,6 +151,8 @@ def test_the_link_checker_catches_a_missing_file_and_a_missing_heading(tmp_path)
     page.write_text("# Title\n\n[ok](#title) [gone](nowhere.md) [bad anchor](#no-such-heading) "
                     "[web](https://example.org) `[code](ignored.md)`\n")
     assert broken_links(page) == ["nowhere.md (no such file)", "#no-such-heading (no heading #no-such-heading in page.md)"]
+    page.write_text("## Since (`detect --since`)\n\n[ok](#since-detect---since)\n")  # inline code stays in the anchor
+    assert broken_links(page) == []
 
 
 def test_the_readme_shows_a_command_for_every_subcommand():
@@ -166,3 +171,37 @@ def test_the_command_checker_refuses_an_unknown_option_and_subcommand():
     assert parse_error("dqkit dedup --example-config > dedup.yaml") is None
     assert dqkit_commands("```\ndqkit lake L \\\n  --verify\n.venv/bin/python x.py\n```\nimport dqkit\n") == [
         "dqkit lake L    --verify"]
+
+
+def _sections(page: Path) -> dict[str, str]:
+    """The text under each level-2 heading of a page (fenced code included)."""
+    out, current = {}, None
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            out[current] = ""
+        elif current is not None:
+            out[current] += line + "\n"
+    return out
+
+
+def test_the_performance_page_is_a_short_current_standing_with_a_command_per_system():
+    page = ROOT / "docs" / "performance.md"
+    assert len(page.read_text(encoding="utf-8").splitlines()) <= 320  # the history is benchmarks/RESULTS.md
+    sections = _sections(page)
+    for system in ("Diftong delta", "BigDansing detection", "detect --since", "Repair and connected components",
+                   "Entity deduplication", "Incremental dedup (dedup --since)", "TCFC", "R2D2 on a lake", "Daisy"):
+        body = sections.get(system, "")
+        assert "|---|" in body, f"{system}: no table"
+        assert any("benchmarks/" in line for block in code_blocks(body) for line in block), f"{system}: no command"
+    assert "Tuning knobs" in sections
+
+
+def test_the_reliability_page_opens_with_one_line_guarantees_and_keeps_the_test_map_below():
+    sections = list(_sections(ROOT / "docs" / "reliability.md").items())
+    (first, guarantees), (second, _) = sections[0], sections[1]
+    assert first == "The guarantees" and second.startswith("For maintainers")
+    promises = [line for line in guarantees.splitlines() if line.startswith("- **")]
+    assert len(promises) >= 10 and len(guarantees.splitlines()) <= 60  # one page
+    for promise in ("refused before Spark", "never modified", "atomic", "deterministic", "Cancel"):
+        assert any(promise in line for line in promises), promise

@@ -330,11 +330,11 @@ def test_a_csv_header_spark_may_read_otherwise_is_left_to_the_reader_not_refused
     assert preflight.table_columns(tmp_path / "q.csv") is None
 
 
-def test_the_cli_spells_the_repair_methods_of_the_kernel():
-    from dqkit.systems.repair import METHODS
+def test_the_cli_offers_the_repair_methods_of_the_kernel():
     from dqkit.repair import METHODS as KERNEL_METHODS
+    from dqkit.systems.repair import RepairParams
 
-    assert METHODS == KERNEL_METHODS
+    assert RepairParams.spec("method").choices == KERNEL_METHODS
 
 
 def test_rule_errors_name_the_line(data):
@@ -377,3 +377,13 @@ def test_record_bound_is_unknown_where_it_cannot_be_read_without_spark(tmp_path,
     elif what == "not parquet":
         target.write_text("not a footer")
     assert preflight.record_bound(target) is None
+
+
+def test_delta_refuses_no_stage_and_an_unknown_one_before_spark():
+    from dqkit.systems import get
+
+    users = ROOT / "data" / "users"
+    with pytest.raises(ParameterError, match="no stage given"):
+        get("delta").prepare({"old": str(users / "old"), "new": str(users / "new"), "stages": [""]})
+    with pytest.raises(ParameterError, match="--stages must be one of dedup, row, column, got 'rows'"):
+        get("delta").prepare({"old": str(users / "old"), "new": str(users / "new"), "stages": ["rows"]})

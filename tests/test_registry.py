@@ -1,5 +1,5 @@
 """The systems registry: one declaration per system, from which the CLI, the reports and the widgets
-are derived. A toy eighth system (tests/toy_system.py) proves it: it gets all three with no other code."""
+are derived. A toy eighth system (tests/support/toy_system.py) proves it: it gets all three with no other code."""
 from __future__ import annotations
 
 import json
@@ -21,9 +21,9 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture
 def toy(monkeypatch):
     """The toy system, registered here and, through the environment, in every kernel a report starts."""
-    import toy_system
+    from support import toy_system
 
-    monkeypatch.setenv("DQKIT_SYSTEMS", "toy_system:TOY")
+    monkeypatch.setenv("DQKIT_SYSTEMS", "support.toy_system:TOY")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
     register(toy_system.TOY)
     yield toy_system.TOY
@@ -144,3 +144,20 @@ def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_rep
     json.loads(render.dumps(result.to_dict()))
     assert "\n" not in repr(result) and len(repr(result)) < 300 and name in repr(result)
     assert result.exit_code == (0 if result.verdict.ok else 1)
+
+
+def test_the_registry_and_every_declaration_load_without_pyspark():
+    """``import dqkit.systems`` and every declaration (the constants they offer come from the kernel
+    packages' Spark-free modules) import no pyspark: ``dqkit --help`` and a refused parameter start none."""
+    code = ("import sys\nimport dqkit.systems as s\nfrom dqkit.delta._names import STAGES\n"
+            "from dqkit.lake.modes import MODES\nfrom dqkit.repair.methods import METHODS\n"
+            "from dqkit.tcfc.model import ORDERS\n"
+            "names = [x.name for x in s.all_systems()]\n"
+            "assert s.get('delta').params.spec('stages').choices is STAGES\n"
+            "assert s.get('lake').params.spec('mode').choices is MODES\n"
+            "assert s.get('repair').params.spec('method').choices is METHODS\n"
+            "assert s.get('tcfc').params.spec('order').choices is ORDERS\n"
+            "print(len(names), sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split(" ", 1) == [str(len(SYSTEMS)), "[]\n"], run.stdout

@@ -18,11 +18,6 @@ PHI_F = {"phiF": "zipcode -> city"}
 
 
 @pytest.fixture(scope="module")
-def table1(spark):
-    return spark.read.option("header", True).option("inferSchema", True).csv(TABLE1)
-
-
-@pytest.fixture(scope="module")
 def hypergraph(table1):
     return violation_hypergraph(detect(table1, RULES1, key="tid"))
 

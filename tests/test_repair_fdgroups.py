@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import dqkit.repair.api as repair_mod
 from dqkit.errors import ParameterError
 from dqkit.repair import repair
-from tests.sparkjobs import spark_jobs
+from support.sparkjobs import spark_jobs
 
 # FDs sharing right sides (c, d), chained (a -> b, b -> c), multi-attribute on both sides
 FDS = ("a -> c", "b -> c", "a -> b", "c -> b", "d -> b", "b -> c, d", "a, b -> d", "d -> c")

@@ -24,11 +24,6 @@ PHI_D = {"phiD": "not(t1.rate > t2.rate and t1.salary < t2.salary)"}
 PHI_2 = {"phi2": "not(t1.salary > t2.salary and t1.rate < t2.rate)"}
 
 
-@pytest.fixture(scope="module")
-def table1(spark):
-    return spark.read.option("header", True).option("inferSchema", True).csv(TABLE1)
-
-
 def rows(df, key="tid"):
     return {r[key]: r.asDict() for r in df.collect()}
 

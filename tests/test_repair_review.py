@@ -25,15 +25,6 @@ GOLDEN = [("t2", "salary", "25000", "15000", ["phiD"], "phiD|t1|t2", 1, "holisti
           ("t4", "city", "SF", "LA", ["phiF"], "phiF|t2|t4", 1, "equivalence-class")]
 
 
-def read_csv(spark, path):
-    return spark.read.option("header", True).option("inferSchema", True).csv(str(path))
-
-
-@pytest.fixture(scope="module")
-def table1(spark):
-    return read_csv(spark, TABLE1)
-
-
 @pytest.fixture(scope="module")
 def dry1(table1):
     return repair(TABLE1, RULES1, key="tid", dry_run=True)

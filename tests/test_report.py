@@ -35,7 +35,7 @@ def _cell_sources(nb) -> str:
 def test_the_report_parameters_are_the_declared_params_and_output():
     params = template_parameters("delta")
     assert list(params) == ["old", "new", "tables", "exclude", "key", "stages", "abs_tol", "rel_tol",
-                            "sample_rows", "output"]
+                            "rename", "tolerance", "schema_changes", "sample_rows", "output"]
     assert params["abs_tol"]["inferred_type_name"] == "float" and params["key"]["inferred_type_name"] == "list"
 
 
@@ -119,7 +119,8 @@ def test_report_with_a_missing_path_is_refused_before_a_kernel_starts_and_writes
 
 def test_a_report_failing_inside_the_kernel_leaves_outdir_as_it_was_and_exits_2(tmp_path, capsys):
     """The parameters pass the checks, the data does not (a text row turns the new version's numeric
-    columns into strings, which only Spark's type inference sees): the run fails in the kernel. OUTDIR keeps what it had, no HTML is made, the failed notebook is kept aside."""
+    columns into strings, which only Spark's type inference sees, and the schemas must not change):
+    the run fails in the kernel. OUTDIR keeps what it had, no HTML is made, the failed notebook is kept aside."""
     old, new = tmp_path / "old", tmp_path / "new"
     shutil.copytree(DATA / "old", old)
     shutil.copytree(DATA / "new", new)
@@ -127,14 +128,15 @@ def test_a_report_failing_inside_the_kernel_leaves_outdir_as_it_was_and_exits_2(
     out = tmp_path / "report"
     out.mkdir()
     (out / "keep.txt").write_text("an earlier file")
-    code = main(["report", "delta", "-p", "old", str(old), "-p", "new", str(new), "-o", str(out)])
+    code = main(["report", "delta", "-p", "old", str(old), "-p", "new", str(new), "-p", "schema_changes", "fail",
+                 "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "report failed: SchemaMismatchError" in err and "nothing was written to" in err, err
+    assert "report failed: SchemaChangeError" in err and "nothing was written to" in err, err
     assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]  # nothing half-written, nothing hidden
     kept = Path(err.split("is kept at ")[1].split()[0])
     nb = nbformat.read(kept, as_version=4)
-    assert "SchemaMismatchError" in nb.cells[0].source  # the error at the top, for diagnosis
+    assert "SchemaChangeError" in nb.cells[0].source  # the error at the top, for diagnosis
 
 
 def test_the_report_html_never_carries_a_traceback():

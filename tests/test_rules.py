@@ -190,16 +190,13 @@ def test_a_binary_rules_file_is_refused_as_not_utf8_text(tmp_path):
         load_rules(y)
 
 
-def test_a_rule_with_ten_thousand_predicates_is_refused_quickly_naming_the_limit():
-    import time
-
+def test_a_rule_with_ten_thousand_predicates_is_refused_quickly_naming_the_limit(wall_clock):
     from dqkit.rules import MAX_PREDICATES
 
     text = "not(" + " and ".join(f"t1.a{i} > {i}" for i in range(10_000)) + ")"
-    started = time.monotonic()
-    with pytest.raises(RuleError, match=f"10000 predicates; dqkit accepts at most {MAX_PREDICATES}"):
+    with wall_clock.within(10, "refusing 10,000 predicates"), \
+            pytest.raises(RuleError, match=f"10000 predicates; dqkit accepts at most {MAX_PREDICATES}"):
         parse_rule(text, "huge")
-    assert time.monotonic() - started < 10
     with pytest.raises(RuleError, match=f"at most {MAX_PREDICATES} attributes"):
         parse_rule(", ".join(f"a{i}" for i in range(MAX_PREDICATES)) + " -> b")
     built = DenialConstraint("built", tuple(Predicate(Attr(1, "salary"), ">", Const(i)) for i in range(1001)), 1)

@@ -1,9 +1,9 @@
-"""The test files' order for ``make test``'s workers (tests/schedule.py): longest first, files kept whole."""
+"""The test files' order for ``make test``'s workers (tests/support/schedule.py): longest first, files kept whole."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from schedule import WEIGHTS, file_of, load_weights, longest_first, weights_from_junit
+from support.schedule import WEIGHTS, file_of, load_weights, longest_first, weights_from_junit
 
 ROOT = Path(__file__).parent.parent
 

@@ -5,7 +5,7 @@ after masking what changes from run to run (timings, absolute paths, temporary n
 tests/snapshots/<system>.txt and .html. A snapshot is rewritten only when asked for explicitly:
 ``pytest tests/test_snapshots.py --update-snapshots`` (or ``DQKIT_UPDATE_SNAPSHOTS=1``); a missing one
 fails with that command. The results come from the session's ``example_result`` fixture, shared with
-the registry contract tests (tests/snapshot_plugin.py).
+the registry contract tests (tests/support/snapshot_plugin.py).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ _MASKS = [
     # wall-clock moments of the run (dates alone are data and stay)
     (re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:[+-]\d\d:?\d\d|Z)?"), "<MOMENT>"),
     # temporary names: dqkit's atomic siblings, uuids
-    (re.compile(r"\.tmp-[0-9a-f]{8}|\.old-[0-9a-f]{8}"), ".<TMP>"),
+    (re.compile(r"\.tmp-[0-9a-f]{8}|\.old-[0-9a-f]{8}|\.(?:tmp|old|ckpt)\+[^+/\s]+\+\d+\+\d+\+[0-9a-f]{8}"), ".<TMP>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<UUID>"),
 ]
 

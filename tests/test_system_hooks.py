@@ -68,19 +68,13 @@ def _system(**hooks: Any) -> System:
 
 
 @pytest.fixture
-def spark_calls(monkeypatch):
-    calls: list[tuple] = []
-
-    def fake(*args, **kwargs):
-        calls.append((args, kwargs))
-        raise RuntimeError("test: Spark must not start here")
-
-    monkeypatch.setattr("dqkit.runtime.session.get_spark", fake)
+def spark_calls(spark_calls, monkeypatch):
+    """conftest's ``spark_calls``, with no master or remote in the environment and the events cleared."""
     for name in ("SPARK_REMOTE", "DQKIT_SPARK_MASTER"):  # set then removed: what the test sets is undone
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     EVENTS.clear()
-    yield calls
+    yield spark_calls
     unregister("clock")
 
 

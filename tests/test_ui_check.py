@@ -1,4 +1,4 @@
-"""The tutorials as a new user sees them, in headless Chromium (``make ui-check``; see tests/ui_browser.py).
+"""The tutorials as a new user sees them, in headless Chromium (``make ui-check``; see tests/support/ui_browser.py).
 
 The checker is proved on a page built here (cheap: no Spark, no kernel); executing and inspecting each
 tutorial runs only under ``make ui-check`` (DQKIT_UI_CHECK=1), since ``make test`` already runs them
@@ -14,7 +14,7 @@ import ipywidgets as W
 import pytest
 from ipywidgets.embed import dependency_state, embed_data
 
-from ui_browser import ROOT, browser_missing, inspect_notebook_html, render_notebook
+from support.ui_browser import ROOT, browser_missing, inspect_notebook_html, render_notebook
 
 MISSING = browser_missing()
 needs_browser = pytest.mark.skipif(MISSING is not None, reason=f"no browser for the UI check: {MISSING}")

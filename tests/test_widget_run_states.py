@@ -8,7 +8,6 @@ until it is cancelled, so the states are checked without a slow Spark job.
 """
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -18,17 +17,10 @@ import pytest
 from dqkit.errors import CancelledError, ParameterError
 from dqkit.widgets.result_view import NO_RESULT
 
+from support.tables import sqlite_table
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "users"
 WIDGETS = ["delta", "dedup", "violation", "tcfc", "lake", "query", "system"]
-
-
-def _sqlite(path: Path, rows: list[tuple]) -> str:
-    c = sqlite3.connect(path)
-    c.execute("CREATE TABLE t (k text, v int)")
-    c.executemany("INSERT INTO t VALUES (?, ?)", rows)
-    c.commit()
-    c.close()
-    return f"sqlite:///{path}"
 
 
 def _make(name: str, spark: Any, tmp: Path) -> tuple[Any, Callable[[Any], list[str]]]:
@@ -47,8 +39,8 @@ def _make(name: str, spark: Any, tmp: Path) -> tuple[Any, Callable[[Any], list[s
         ex = w.ViolationExplorer({"t": df}, rules="f: k -> v", spark=spark)
         return ex, lambda ex: ["" if ex.graph.png is None else "png"]
     if name == "tcfc":
-        src = _sqlite(tmp / "a.db", [("a", 1), ("b", 2)])
-        tgt = _sqlite(tmp / "b.db", [("a", 1), ("b", 3)])
+        src = sqlite_table(tmp / "a.db", "t", "k text, v int", [("a", 1), ("b", 2)])
+        tgt = sqlite_table(tmp / "b.db", "t", "k text, v int", [("a", 1), ("b", 3)])
         spec = {"pairs": [{"name": "p", "source": {"url": src, "table": "t"}, "target": {"url": tgt, "table": "t"},
                            "aggregates": [["sum", "v", "s"]], "levels": [["k"]]}]}
         ex = w.TcfcExplorer(spec, spark=spark)
@@ -67,7 +59,7 @@ def _make(name: str, spark: Any, tmp: Path) -> tuple[Any, Callable[[Any], list[s
             "tid", "Zip -> City")
         ex.query.value = "SELECT Zip FROM cities WHERE City = 'LA'"
         return ex, lambda ex: [ex.answers.value, ex.cost.value]
-    import toy_system
+    from support import toy_system
 
     csv = tmp / "people.csv"
     csv.write_text("id,name\n1,Ann\n2,\n")

@@ -4,7 +4,6 @@ system's ``Params`` declaration, and results are drawn through the section view,
 from __future__ import annotations
 
 import inspect
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,8 @@ import pytest
 
 from dqkit.errors import ParameterError
 from dqkit.systems import get
+
+from support.tables import sqlite_table
 
 ROOT = Path(__file__).resolve().parent.parent
 USERS = ROOT / "data" / "users"
@@ -28,15 +29,6 @@ def _systems() -> dict[str, tuple[str, ...]]:
             "QueryController": ("query",)}
 
 
-def _sqlite(path: Path, rows: list[tuple]) -> str:
-    c = sqlite3.connect(path)
-    c.execute("CREATE TABLE t (k text, v int)")
-    c.executemany("INSERT INTO t VALUES (?, ?)", rows)
-    c.commit()
-    c.close()
-    return f"sqlite:///{path}"
-
-
 @pytest.fixture(scope="module")
 def explorers(spark, tmp_path_factory) -> dict[str, Any]:
     """One explorer of each kind, built with no value for any declared parameter (a few rows each)."""
@@ -48,8 +40,8 @@ def explorers(spark, tmp_path_factory) -> dict[str, Any]:
     (lake / "big.csv").write_text("a,b\n1,x\n2,y\n")
     (lake / "small.csv").write_text("b,a\nx,1\n")
     df = spark.createDataFrame([("1", "x"), ("1", "y")], "k string, v string")
-    spec = {"pairs": [{"name": "p", "source": {"url": _sqlite(tmp / "a.db", [("a", 1)]), "table": "t"},
-                       "target": {"url": _sqlite(tmp / "b.db", [("a", 1)]), "table": "t"},
+    spec = {"pairs": [{"name": "p", "source": {"url": sqlite_table(tmp / "a.db", "t", "k text, v int", [("a", 1)]), "table": "t"},
+                       "target": {"url": sqlite_table(tmp / "b.db", "t", "k text, v int", [("a", 1)]), "table": "t"},
                        "aggregates": [["sum", "v", "s"]], "levels": [["k"]]}]}
     return {"delta": w.DeltaExplorer(str(USERS / "old"), str(USERS / "new"), spark=spark),
             "violation": w.ViolationExplorer({"t": df}, rules="f: k -> v", spark=spark),

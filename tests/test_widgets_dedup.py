@@ -3,7 +3,6 @@
 One explorer run on 30 generated people (with their true clusters) is shared by the tests that read it."""
 from __future__ import annotations
 
-import time
 from itertools import combinations
 
 import networkx as nx
@@ -103,17 +102,16 @@ def test_the_run_gives_clusters_and_precision_recall_that_follow_the_threshold(e
     assert 0.9 <= c.metrics()["precision"] and c.metrics()["recall"] >= 0.6
 
 
-def test_moving_the_threshold_within_one_weight_step_reuses_the_clusters(explored):
+def test_moving_the_threshold_within_one_weight_step_reuses_the_clusters(explored, wall_clock):
     ex, _ = explored
     c = ex.controller
     ex.threshold.value = 0.9
     before = c.current.clusters
     near = [t for t in (0.901, 0.902, 0.905, 0.91) if c.result.matching_pairs_at(t) == c.result.matching_pairs_at(0.9)]
     assert near, "no threshold within the step of 0.9"
-    started = time.monotonic()
-    ex.threshold.value = near[-1]
+    with wall_clock.within(20, "moving the threshold"):
+        ex.threshold.value = near[-1]
     assert c.current.clusters is before  # the same clusters: no re-clustering
-    assert time.monotonic() - started < 20
 
 
 def test_the_cluster_browser_shows_records_side_by_side_and_a_pair_waterfall(explored, people):
@@ -229,16 +227,15 @@ def test_rule_and_comparison_lines_and_a_config_round_trip(spark, people):
     assert ex.comparisons.value == "surname: jaro_winkler 0.9\npostcode: exact" and ex.threshold.value == 0.8
 
 
-def test_cancel_stops_the_running_dedup(spark, slow_ids, wait_for):
+def test_cancel_stops_the_running_dedup(spark, slow_ids, wait_for, wall_clock):
     table = slow_ids().selectExpr("id", "cast(v as string) as v")
     ex = DedupExplorer({"t": table}, key="id", config={"blocking": [["v"]], "comparisons": [{"column": "v"}]},
                        spark=spark)
     ex.run_button.click()
     assert wait_for(lambda: ex.controller.progress.running, 60), "no Spark job started"
-    started = time.monotonic()
-    ex.progress.cancel_button.click()
-    assert ex.controller.wait(60)
-    assert time.monotonic() - started < 30
+    with wall_clock.within(30, "Cancel"):
+        ex.progress.cancel_button.click()
+        assert ex.controller.wait(60)
     assert ex.status == "cancelled" and ex.result is None
     assert "Cancelled" in ex.message.value and not ex.run_button.disabled
     assert wait_for(lambda: not spark.sparkContext.statusTracker().getActiveJobsIds(), 30)

@@ -5,7 +5,8 @@ public API only: ``TablePicker``, ``ColumnPicker``, ``SparkProgress``, ``ResultV
 ``DeltaExplorer``, ``DedupExplorer`` (blocking, comparisons, threshold, clusters, waterfalls), ``RulePicker``
 (rules with live validation), ``ViolationExplorer`` (detect, repair, violation graphs), ``TcfcExplorer``
 (time-budgeted fragment comparison with a growing drill-down tree), ``LakeExplorer`` (R2D2 on a lake) and
-``QueryCleaner`` (Daisy: queries cleaned on demand), ``SinceView``/``ChangeReview`` (a nightly
+``QueryCleaner`` (Daisy: queries cleaned on demand), ``QualityTimeline`` (a metric of a history over time,
+with its band and flagged runs), ``SinceView``/``ChangeReview`` (a nightly
 ``detect --since`` in New/Resolved/Persisting tabs; per-cell review of a change list), ``SystemExplorer``/``SystemController`` (any system of
 the registry, derived from its declaration); ``RunController``/``ExplorerBase`` are the run plumbing
 every explorer shares.
@@ -18,6 +19,7 @@ from dqkit.widgets.delta_explorer import DeltaExplorer
 from dqkit.widgets.lake_explorer import LakeController, LakeExplorer
 from dqkit.widgets.pickers import ColumnPicker, TablePicker
 from dqkit.widgets.progress import SparkProgress
+from dqkit.widgets.quality_timeline import QualityTimeline, TimelineController
 from dqkit.widgets.query_cleaner import QueryCleaner, QueryController
 from dqkit.widgets.result_view import ExplorerBase, ResultView
 from dqkit.widgets.since_review import ChangeReview, SinceView
@@ -29,7 +31,7 @@ from dqkit.widgets.violation_controller import ViolationController, ViolationRun
 from dqkit.widgets.rules_explorer import ViolationExplorer
 
 __all__ = ["ChangeReview", "ColumnPicker", "DedupController", "DedupExplorer", "DeltaController", "DeltaExplorer", "ExplorerBase",
-           "LakeController", "LakeExplorer", "QueryCleaner", "QueryController", "ResultView", "RulePicker", "SinceView",
+           "LakeController", "LakeExplorer", "QualityTimeline", "QueryCleaner", "QueryController", "ResultView", "RulePicker", "SinceView",
            "RuleProblem", "RulesController", "RunController", "SparkProgress", "SystemController", "SystemExplorer", "TableListing", "TablePicker",
-           "TcfcController", "TcfcExplorer",
+           "TcfcController", "TcfcExplorer", "TimelineController",
            "ViolationController", "ViolationExplorer", "ViolationRun"]

@@ -210,6 +210,8 @@ class DeltaController(RunController):
         self.stages: list[str] = list(STAGES)
         self.abs_tol = 0.0
         self.rel_tol = 0.0
+        #: accepted renames, {table: {old column: new column}} (``--rename TABLE.OLD=NEW``)
+        self.renames: dict[str, dict[str, str]] = {}
         self._prune()
 
     @property
@@ -273,6 +275,16 @@ class DeltaController(RunController):
         self.abs_tol, self.rel_tol = convert("delta", "abs_tol", abs_tol), convert("delta", "rel_tol", rel_tol)
         self._changed("selection")
 
+    def accept_rename(self, table: str, old: str, new: str) -> None:
+        """Compare ``table``'s old column ``old`` as its new column ``new`` from the next run on (a
+        proposed rename accepted; the same check as ``--rename``)."""
+        from dqkit.delta.schema import parse_renames
+
+        merged = {t: dict(m) for t, m in self.renames.items()}
+        merged.setdefault(table, {})[old] = new
+        self.renames = parse_renames({t: m for t, m in merged.items()})
+        self._changed("selection")
+
     def refresh_tables(self) -> None:
         """Re-read both table lists; selections that still exist are kept, the others dropped."""
         self.old.refresh()
@@ -301,7 +313,8 @@ class DeltaController(RunController):
         return {"tables": list(self.selected_tables) or None,
                 "exclude": [f"{t}.{c}" for t, cols in sorted(self.excluded.items()) for c in cols],
                 "keys": {t: list(cols) for t, cols in sorted(self.keys.items())},
-                "stages": list(self.stages), "abs_tol": self.abs_tol, "rel_tol": self.rel_tol}
+                "stages": list(self.stages), "abs_tol": self.abs_tol, "rel_tol": self.rel_tol,
+                **({"renames": {t: dict(m) for t, m in sorted(self.renames.items())}} if self.renames else {})}
 
     def expected_steps(self) -> int:
         args = self.arguments()
@@ -326,7 +339,9 @@ class DeltaController(RunController):
                 "tables": ",".join(args["tables"] or []),
                 "keys": format_keys(args["keys"]),
                 "exclude": ",".join(args["exclude"]), "stages": ",".join(args["stages"]),
-                "abs_tol": str(self.abs_tol), "rel_tol": str(self.rel_tol)}
+                "abs_tol": str(self.abs_tol), "rel_tol": str(self.rel_tol),
+                **({"rename": ",".join(f"{t}.{o}={n}" for t, m in sorted(self.renames.items())
+                                       for o, n in m.items())} if self.renames else {})}
 
 
 def keys_from_mapping(keys: Mapping[str, str | Sequence[str]] | None) -> dict[str, list[str]]:

@@ -76,11 +76,14 @@ class DeltaExplorer(DeclaredFields, ExplorerBase):
         self.refresh_button = W.Button(description="Refresh tables", icon="refresh")
         self.refresh_button.on_click(lambda _: self.refresh())
         self._sync_key_table()
+        #: one "Accept" button per rename the last result proposes (``accept_rename``)
+        self.rename_box = W.VBox()
         super().__init__([
             self.header, self.table_picker,
             W.HBox([self.key_table, self.key_picker, self.exclude_picker]),
             W.HBox([W.Label("Stages"), *self.stage_boxes.values(), self.abs_tol, self.rel_tol]),
-            W.HBox([self.run_button, self.refresh_button]), self.progress, self.message, self.view])
+            W.HBox([self.run_button, self.refresh_button]), self.progress, self.message, self.rename_box,
+            self.view])
 
     # ----- public API
     @property
@@ -95,6 +98,35 @@ class DeltaExplorer(DeclaredFields, ExplorerBase):
             self.table_picker.value = tuple(t for t in self.controller.selected_tables
                                             if t in self.controller.old.tables)
         self._sync_key_table()
+
+    def accept_rename(self, table: str, old: str, new: str, run: bool = True) -> None:
+        """Accept a proposed rename (what its button does): compare ``table.old`` as ``new``, and run again."""
+        try:
+            self.controller.accept_rename(table, old, new)
+        except DqkitError as exc:
+            self._show_error(error_text(exc))
+            return
+        if run:
+            self.start()
+
+    # ----- the result's proposed renames, each with a button that accepts it
+    def show_result(self, result: Any) -> None:
+        super().show_result(result)
+        buttons = []
+        for t in getattr(getattr(result, "schema", None), "tables", {}).values():
+            for p in t.proposed:
+                button = W.Button(description=f"Accept {t.name}.{p['old']} \u2192 {p['new']}", icon="check",
+                                  tooltip=f"{p['evidence']}; runs again with {p['accept']}",
+                                  layout=W.Layout(width="auto"))
+                button.on_click(lambda _, t=t.name, o=p["old"], n=p["new"]: self.accept_rename(t, o, n))
+                buttons.append(W.HBox([button, W.Label(p["evidence"])]))
+        self.rename_box.children = ([W.HTML("<b>Proposed renames</b> (never applied on their own)"), *buttons]
+                                    if buttons else [])
+
+    def clear_results(self) -> None:
+        super().clear_results()
+        if hasattr(self, "rename_box"):
+            self.rename_box.children = []
 
     # ----- view -> controller
     def _set_tolerance(self) -> None:

@@ -17,16 +17,13 @@ from typing import Any
 
 import pandas as pd
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-from pyspark.sql.window import Window
 
 from dqkit.contract import charts
 from dqkit.detect import DetectionResult, detect
+from dqkit.detect._result import FIX_SAMPLE_COLUMNS
 from dqkit.errors import ParameterError
 from dqkit.detect.since import SinceResult, detect_since
 from dqkit.repair import RepairResult, ViolationHypergraph, repair, violation_hypergraph
-from dqkit.contract.result import Table
-from dqkit.rules import UDFRule
 from dqkit.io.sources import DatabaseSource
 from dqkit.systems.detect import DetectParams, check_since
 from dqkit.widgets.controllers import RunController, TableListing
@@ -38,35 +35,10 @@ __all__ = ["COMPONENT_COLUMNS", "FIX_SAMPLE_COLUMNS", "ViolationController", "Vi
            "largest_components"]
 
 
-FIX_SAMPLE_COLUMNS = ["rule", "t1", "t2", "cell", "value", "fix", "other value"]
-
-
 def fix_sample(detection: DetectionResult, n: int) -> pd.DataFrame:
-    """At most ``n`` candidate fixes per rule: the first ones by ``(t1, t2, tid, attr, fix)``.
-
-    Every violation of an FD or a denial constraint has at least one candidate fix, so the first ``n``
-    fixes of a rule belong to its first ``n`` violations by ``(t1, t2)``: those are fetched (the
-    detection's own violation sample, which the "First violations" table shows, fetched once) and only
-    their fixes are built (``DetectionResult.fixes_for``), not every fix of every violation. A UDF rule
-    may have violations without fixes: with one, the fixes of all violations are ranked instead.
-    """
-    if n <= 0 or not detection.total_violations or detection.mode == "count":
-        return pd.DataFrame(columns=FIX_SAMPLE_COLUMNS)
-    if any(isinstance(r, UDFRule) for r in detection.rules):
-        f = detection.candidate_fixes
-    else:
-        first = detection.sample_rows(n)
-        if not first:
-            return pd.DataFrame(columns=FIX_SAMPLE_COLUMNS)
-        f = detection.fixes_for(detection.violations.sparkSession.createDataFrame(
-            first, detection.violations.schema))
-    order = Window.partitionBy("rule").orderBy("t1", "t2", "tid", "attr", "fix")
-    rows = (f.withColumn("_n", F.row_number().over(order)).where(F.col("_n") <= n)
-            .orderBy("rule", "_n").collect())
-    return pd.DataFrame([{"rule": r["rule"], "t1": r["t1"], "t2": r["t2"], "cell": f"{r['tid']}[{r['attr']}]",
-                          "value": r["value"], "fix": r["fix"],
-                          "other value": r["rhs_value"] if r["rhs_tid"] is not None else r["constant"]}
-                         for r in rows], columns=FIX_SAMPLE_COLUMNS)
+    """At most ``n`` candidate fixes per rule (``DetectionResult.first_fixes``, which the detection's
+    "First candidate fixes" section shows)."""
+    return detection.first_fixes(n)
 
 
 COMPONENT_COLUMNS = ["component", "tid", "attr", "cells", "violations"]
@@ -109,7 +81,7 @@ class ViolationRun:
     them (a checkpoint and connected components) was most of a warm re-run. They are built once per
     run (``graph_built``; ``seconds["graph"]`` then says how long it took); a new run is a new
     ``ViolationRun`` with nothing built.
-    ``sections()`` is the detection's sections plus the fix sample, so the widget says what
+    ``sections()`` is the detection's sections (the fix sample among them), so the widget says what
     ``detection.to_html()`` says. A run with ``since`` has a ``SinceResult`` as ``detection`` (``mode``
     "since": every view shows it in New / Resolved / Persisting tabs), no fixes and no graph.
     """
@@ -168,12 +140,8 @@ class ViolationRun:
             self.seconds["graph"] = time.perf_counter() - t0
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
-        blocks = list(self.detection.sections(sample_rows=sample_rows))
-        if sample_rows and len(self.fixes):
-            blocks.append(Table("First candidate fixes", self.fixes.groupby("rule", sort=False).head(sample_rows),
-                                note=f"at most {sample_rows} per rule: the cell tid[attr] with its value, the "
-                                     "fix, and the other value or constant the fix names"))
-        return blocks
+        """The detection's sections (its first candidate fixes included: ``fixes`` is their sample)."""
+        return list(self.detection.sections(sample_rows=sample_rows))
 
 
 class ViolationController(RunController):

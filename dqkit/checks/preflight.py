@@ -273,6 +273,9 @@ def check_out(target: str | os.PathLike | None, inputs: Iterable[Any] = (), over
                 raise ParameterError(f"cannot write the output under {parent}: it is a file, not a folder",
                                      hint="choose a folder path")
             break
+    from dqkit.io.atomic import sweep
+
+    sweep(out)  # what a killed run left beside this output goes first (it may finish a killed commit)
     if out.exists() and not overwrite:
         raise ParameterError(f"the output {out} exists", hint="choose a new folder, or pass --overwrite to replace it")
     if out.exists() and not out.is_dir() and out.suffix.lower() not in OUTPUT_FILE_SUFFIXES:
@@ -312,18 +315,22 @@ def _split(value: Any, sep: str = ",") -> list[str]:
 
 
 def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: Any = None,
-          stages: Any = "dedup,row,column", abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10,
-          out: Any = None, overwrite: bool = False) -> None:
-    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0."""
+          abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10, out: Any = None,
+          overwrite: bool = False, renames: Any = None, tolerances: Any = None,
+          schema_changes: str = "report") -> None:
+    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0
+    (the stages are the declaration's choices, ``dqkit.delta._names.STAGES``); renames and per-column
+    tolerances read and name columns that are there (a tolerance a number column, where the footer
+    says), and with ``schema_changes="fail"`` the schemas read from footers and headers are the same
+    (``dqkit.delta.schema``)."""
     from dqkit.checks.params import parse_keys
+    from dqkit.delta import schema as sd
+
+    rename_map, tolerance_map = sd.parse_renames(renames), sd.parse_tolerances(tolerances)
 
     dbs = {"the old version": database_tables(old, "the old version"),
            "the new version": database_tables(new, "the new version")}
     check_out(out, [old, new], overwrite)
-    bad = [s for s in _split(stages) if s not in ("dedup", "row", "column")]
-    if bad or not _split(stages):
-        raise ParameterError(f"unknown stage {bad[0]!r}" if bad else "no stage given",
-                             hint="--stages takes a comma-separated subset of dedup,row,column")
     check_number(abs_tol, "--abs-tol", low=0)
     check_number(rel_tol, "--rel-tol", low=0)
     check_number(sample_rows, "--sample-rows", low=0, integer=True)
@@ -352,6 +359,9 @@ def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: 
             if missing:
                 raise UnknownColumnError(f"--key: the key column {table}.{missing[0]} does not exist",
                                          hint=f"columns of {table}: {', '.join(cols or [])}")
+    from dqkit.checks.schemas import delta_schemas
+
+    delta_schemas(dbs, tables, exclude, rename_map, tolerance_map, schema_changes)
 
 
 def check_table_columns(columns: Sequence[str] | None, table: Any, command: str) -> None:

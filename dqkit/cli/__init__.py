@@ -168,6 +168,10 @@ def _unexpected(exc: Exception, args: argparse.Namespace) -> int:
     from dqkit.runtime.session import explain_failure
 
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    full = disk_full_error(exc, args)
+    if full is not None:  # a Spark task or Python write that hit ENOSPC outside dqkit's atomic writers
+        print(f"dqkit: error: {full}", file=sys.stderr)
+        return EXIT_ERROR
     mapped = explain_failure(exc)  # the cluster lacks dqkit, the Connect server went away
     print(f"dqkit: error: {mapped if mapped is not None else describe_error(exc)}", file=sys.stderr)
     if getattr(args, "debug", False):
@@ -181,6 +185,22 @@ def _unexpected(exc: Exception, args: argparse.Namespace) -> int:
     except OSError:
         print("dqkit: rerun with --debug for the traceback", file=sys.stderr)
     return EXIT_ERROR
+
+
+def disk_full_error(exc: BaseException, args: argparse.Namespace) -> DqkitError | None:
+    """A ``DiskFullError`` for ENOSPC (Python's, or a Spark task's "No space left on device") naming the
+    path the user gave (``--out``, ``--state``, ``--reuse``), never a temporary one; None otherwise."""
+    from dqkit.errors import DiskFullError
+    from dqkit.io.atomic import disk_full, is_disk_full
+
+    if not is_disk_full(exc):
+        return None
+    where = next((getattr(args, name) for name in ("out", "state", "reuse", "outdir")
+                  if isinstance(getattr(args, name, None), str)), None)
+    if where is not None:
+        return disk_full(where)
+    return DiskFullError("no space left on device (the disk of Spark's local folders, spark.local.dir, is full)",
+                         hint="free space there, or point spark.local.dir at a larger disk, then rerun")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,8 +50,51 @@ def add_system_command(sub: argparse._SubParsersAction, system: System) -> argpa
         p.add_argument("--" + name.replace("_", "-"), action="store_true", dest=f"_action_{name}",
                        help=text.replace("%", "%%"))
     add_output_options(p, system.output)
+    if records_history(system):
+        add_history_options(p)
     p.set_defaults(func=lambda args: run_system(system, args), system=system.name)
     return p
+
+
+def records_history(system: System) -> bool:
+    """Every system takes ``--history``, but one whose own parameter is called ``history`` (``dqkit history``)."""
+    return "history" not in {s.name for s in system.params.specs()}
+
+
+def add_history_options(p: argparse.ArgumentParser) -> None:
+    """``--history`` and its companions, the same on every system (``dqkit.history.record``)."""
+    from dqkit.history._defaults import DEFAULT_FPR, MIN_RUNS
+
+    g = p.add_argument_group("history", "record this run's metrics and judge them against their own past runs "
+                                        "(docs/history.md); an anomalous metric makes the exit code 1")
+    g.add_argument("--history", metavar="DIR|catalog:DB.TABLE", default=None,
+                   help="append this run's metrics to this history (created if absent)")
+    g.add_argument("--as-of", metavar="DATE", default=None, help="the date the data is of (default: today)")
+    g.add_argument("--fpr", metavar="RATE", default=None,
+                   help=f"false-positive rate the gates calibrate to, in (0, 0.5) (default: {DEFAULT_FPR})")
+    g.add_argument("--min-runs", metavar="N", default=None,
+                   help=f"earlier runs a metric needs before it is judged (default: {MIN_RUNS})")
+    g.add_argument("--history-table", metavar="NAME", default=None,
+                   help="name of the series in the history (default: the run's input paths)")
+
+
+def history_options(args: argparse.Namespace) -> Any:
+    """The checked ``HistoryOptions`` of ``args`` (None without ``--history``); refuses, before Spark,
+    companions given without ``--history``, a bad date or rate, and a history that cannot be read."""
+    companions = [f for f in ("as_of", "fpr", "min_runs", "history_table") if getattr(args, f, None) is not None]
+    if getattr(args, "history", None) is None:
+        if companions:
+            from dqkit.errors import ParameterError
+
+            raise ParameterError(f"--{companions[0].replace('_', '-')} needs --history",
+                                 hint="add --history DIR to record and judge the run")
+        return None
+    from dqkit.history._defaults import DEFAULT_FPR, MIN_RUNS
+    from dqkit.history.record import HistoryOptions
+
+    return HistoryOptions.prepare(args.history, args.as_of,
+                                  DEFAULT_FPR if args.fpr is None else args.fpr,
+                                  MIN_RUNS if args.min_runs is None else args.min_runs, args.history_table)
 
 
 def run_system(system: System, args: argparse.Namespace) -> int:
@@ -71,6 +114,7 @@ def run_system(system: System, args: argparse.Namespace) -> int:
             return 0
     values: dict[str, Any] = {s.name: getattr(args, s.name, None) for s in system.params.specs()}
     params = system.prepare(values)
+    history = history_options(args) if records_history(system) else None
     if system.check_output is not None:
         system.check_output(params, getattr(args, "out", None))
     check_out(args, params.inputs())
@@ -86,9 +130,22 @@ def run_system(system: System, args: argparse.Namespace) -> int:
         result = system.run(params, spark=None, progress=terminal_progress(system.name, system.progress_unit),
                             cancel=None, **options)
     try:
-        extra = dict(system.emit_extra(result, params)) if system.emit_extra is not None else {}
+        extra: dict[str, Any] = dict(system.emit_extra(result, params)) if system.emit_extra is not None else {}
+        recorded = None
+        if history is not None:
+            from dqkit.history.record import record_run
+
+            recorded = record_run(system.name, params, result, history)
+        suffix = "".join(f"\n\n{text}" for text in extra.values())
+        if recorded is not None:
+            extra["history"] = recorded.to_dict()
+            suffix += "\n\n" + recorded.text()
         code = emit(result, args, sample_rows=int(getattr(params, "sample_rows", 10) or 0), extra=extra or None,
-                    text_suffix="".join(f"\n\n{text}" for text in extra.values()))
+                    text_suffix=suffix)
+        if recorded is not None and recorded.anomalies:
+            from dqkit.exitcodes import EXIT_FINDINGS
+
+            code = EXIT_FINDINGS
     finally:
         close = getattr(result, "close", None)
         if callable(close):

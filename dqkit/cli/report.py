@@ -20,11 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="Example: dqkit report delta -p old data/users/old -p new data/users/new -p key users=id "
                "-o reports/users. Repeatable: -p key TABLE=COL[,COL] (joined with ';'), -p table T and "
                "-p exclude T[.COL] (joined with ',').")
-    from dqkit.report import REPORTS, report_names
+    from dqkit.report import report_names
     from dqkit.systems import all_systems
 
     described = {s.name: s.summary for s in all_systems()}
-    described.update({n: r.description for n, r in REPORTS.items() if n not in described})
     p.add_argument("name", metavar="NAME", choices=report_names(),
                    help="the report: " + "; ".join(f"{n} ({described[n]})" for n in report_names()))
     p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),

@@ -47,6 +47,18 @@ def barh(values: Mapping[str, float], title: str, xlabel: str, ylabel: str, inte
     return fig
 
 
+def message_figure(title: str, text: str) -> Figure:
+    """A chart that could not be drawn: its title over the reason, as plain text."""
+    import textwrap
+
+    fig = Figure(figsize=(7, 1.5), layout="constrained")
+    ax = fig.subplots()
+    ax.set_axis_off()
+    ax.set_title(title, **PLAIN)
+    ax.text(0.5, 0.5, textwrap.fill(text, 80), ha="center", va="center", transform=ax.transAxes, **PLAIN)
+    return fig
+
+
 def quartile_chart(stats: Mapping[str, Mapping[str, float]], title: str, xlabel: str = "difference",
                    units: Mapping[str, str] | None = None) -> Figure:
     """Box plots from computed {min, q1, median, q3, max}: one panel per column, each on its own scale.

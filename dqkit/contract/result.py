@@ -25,6 +25,7 @@ from dqkit.contract import render
 from dqkit.errors import ParameterError
 from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - defined once there, re-exported
 from dqkit.checks.preflight import TABLE_FILE_SUFFIXES, check_out
+from dqkit.io.atomic import fault_point
 
 
 #: rows a result fetches at least for a sample it shows, and keeps: showing it again, or another page
@@ -211,9 +212,12 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
     """
     import glob
     import shutil
-    import uuid
+
+    from dqkit.io.atomic import commit_files, disk_full, is_disk_full, sweep, temp_name
 
     targets = {Path(os.fspath(t)).expanduser().resolve(): df for t, df in files.items()}
+    for out in targets:
+        sweep(out)  # a killed run's commit is finished (or its temporaries removed) before the checks
     for out in targets:
         if out.suffix.lower() not in TABLE_FILE_SUFFIXES:
             raise ParameterError(f"cannot tell the format of {out}", hint="end the file name in .csv or .parquet")
@@ -231,9 +235,10 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
                                                                   "(--overwrite) to replace it")
     first = next(iter(targets))
     first.parent.mkdir(parents=True, exist_ok=True)
-    tmp = first.parent / f".dqkit-tmp-{uuid.uuid4().hex[:8]}"
+    tmp = temp_name(first)  # named for this run: a killed run's folder is removed by the next (sweep)
     try:
         tmp.mkdir()
+        fault_point("start-write")
         staged = []
         for i, (out, df) in enumerate(targets.items()):
             sub = tmp / str(i)
@@ -242,12 +247,16 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
                 writer.option("header", True).csv(sub.as_posix())
             else:
                 writer.parquet(sub.as_posix())
+            fault_point("mid-write")
             parts = sorted(glob.glob((sub / "part-*").as_posix()))
             if len(parts) != 1:
                 raise ParameterError(f"Spark wrote {len(parts)} files for {out.name}, expected one")
             staged.append((Path(parts[0]), out))
-        for part, out in staged:
-            os.replace(part, out)
+        commit_files(tmp, staged, overwrite=overwrite)
+    except Exception as exc:
+        if is_disk_full(exc):
+            raise disk_full(first) from None
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return [str(t) for t in targets]
@@ -327,6 +336,14 @@ class Result:
         """Input paths of this run (never overwritten by ``save``)."""
         return []
 
+    def metrics(self) -> dict[str, float]:
+        """A flat mapping of named numbers about the data (never timings), which ``--history`` records
+        and the anomaly gates judge run after run. The default flattens the numbers of ``to_dict()``;
+        a system names its own (``dqkit.contract.metrics``)."""
+        from dqkit.contract.metrics import flatten
+
+        return flatten(self.to_dict())
+
     def _save_extra(self, folder: Path) -> None:
         """System-specific files of a saved folder (CSV statistics, plans)."""
 
@@ -402,6 +419,7 @@ class Result:
         def write(tmp: Path) -> None:
             for rel, frame in frames.items():
                 frame.write.mode("error").parquet((tmp / rel).as_posix())
+                fault_point("mid-write")
             (tmp / "summary.json").write_text(render.dumps(self.to_dict()), encoding="utf-8")
             self._save_extra(tmp)
             blocks = self.sections(sample_rows=10)  # as to_page: each chart drawn once for its PNG and the page
@@ -410,4 +428,4 @@ class Result:
                     (tmp / f"{chart.name}.png").write_bytes(chart.png())
             (tmp / "report.html").write_text(render.page(self.system, result_html(self.system, blocks, charts)), encoding="utf-8")
 
-        return str(render.atomic_folder(text, write))
+        return str(render.atomic_folder(text, write, overwrite=overwrite))

@@ -1,5 +1,3 @@
-# Long because dedup() is one staged pipeline (inputs and key check, blocking, comparisons, u and m estimation,
-# clusters) whose steps share the run's kept records, progress and cancel points; link() and blocking_stats() reuse it.
 """Entity deduplication (BigDansing's dedup rule, R39, made probabilistic): blocking, comparisons,
 unsupervised Fellegi–Sunter match scores, clusters and golden records.
 
@@ -29,27 +27,10 @@ anything is compared. The result is a ``DedupResult`` (``dqkit.contract.result.R
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+from dqkit.runtime.lazy import lazy_face
 
 __all__ = ['dedup', 'link', 'blocking_stats', 'DedupResult', 'DedupConfig', 'BlockingRule',
            'Comparison', 'ConfigError', 'FSModel', 'load_config', 'parse_config', 'example_config',
            'read_records']
 
-
-def __getattr__(name: str) -> Any:
-    """The public names load ``dqkit.dedup.api`` (and pyspark) on first use, not at import."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: no need for the api
-        return importlib.import_module(f"{__name__}.{name}")
-    api = importlib.import_module("dqkit.dedup.api")
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module 'dqkit.dedup' has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, __all__)

@@ -1,7 +1,5 @@
-"""The result of a dedup run: scored pairs, clusters, golden records, the model, and how to read them.
-
-Long because one result class holds every section it renders, its charts' data and its saving, which
-share its lazy frames; the route note of the driver path took it just past 500 lines."""
+"""The result of a dedup run: scored pairs, clusters, golden records, the model, and how to read them
+(the golden records themselves are made by ``dqkit.dedup._golden``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -25,13 +23,11 @@ from dqkit.dedup._charts import (  # noqa: F401 - re-exported (evaluate, dqkit.d
     DedupCharts, blocking_table, plot_block_stats, probability_to_weight, weight_to_probability,
 )
 from dqkit.dedup._em import FSModel
+from dqkit.dedup._golden import _K, CLUSTER, SIZE, golden_records  # noqa: F401 - re-exported (tests, callers)
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
 from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.runtime.sparkutil import apply_in_pandas, checkpoint_on_read, col
-
-_K = "_dq_k"
-CLUSTER, SIZE = "cluster_id", "cluster_size"
+from dqkit.runtime.sparkutil import checkpoint_on_read, col
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -312,6 +308,17 @@ class DedupResult(DedupCharts, Result):
                                             f"largest cluster {self.largest_cluster}); "
                                             f"{self.n_clusters:,} golden records")
 
+    def metrics(self) -> dict[str, float]:
+        """Records, candidate and matching pairs, clusters, and the duplicate share (records in a
+        cluster of two or more over all records)."""
+        n = self.n_records
+        return {"records": float(n), "candidate_pairs": float(self.n_pairs),
+                "matching_pairs": float(self.n_matching_pairs), "clusters": float(self.n_clusters),
+                "duplicate_clusters": float(self.duplicate_clusters),
+                "records_in_duplicates": float(self.records_in_duplicates),
+                "duplicate_share": float(self.records_in_duplicates) / n if n else 0.0,
+                "largest_cluster": float(self.largest_cluster)}
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         model = {c.label: {"method": c.method, "levels": c.level_labels(), "m": [float(x) for x in m],
@@ -463,43 +470,3 @@ def weight_column(model: FSModel) -> tuple[Column, list[Column]]:
 def record_label(key: str) -> Column:
     """Linking: a record as ``"<source>:<key>"`` (the key may occur in both tables)."""
     return F.concat_ws(":", F.col(B.SOURCE), col(key).cast("string"))
-
-
-def golden_records(records: DataFrame, clusters: DataFrame, key: str,
-                   fn: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None) -> DataFrame:
-    """One record per cluster: ``cluster_id, cluster_size`` and every column of ``records`` but ``key``.
-
-    Default: per column the most frequent non-NULL value of the cluster, ties broken by the smallest
-    value (so the result does not depend on row order). ``fn(cluster_records)`` (pandas, sorted by key)
-    returns {column: value} instead. Singletons pass through unchanged.
-    """
-    attrs = [c for c in records.columns if c != key]
-    sizes = clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE))
-    cl = clusters.select(col(key).alias(_K), CLUSTER)
-    members = (records.select(col(key).alias(_K), *[col(a) for a in attrs]).join(cl, _K).join(sizes, CLUSTER))
-    singles = members.where(F.col(SIZE) == 1).select(CLUSTER, SIZE, *[col(a) for a in attrs])
-    multi = members.where(F.col(SIZE) > 1)
-    if fn is not None:
-        out_schema = T.StructType([clusters.schema[CLUSTER], *[records.schema[a] for a in attrs]])
-
-        def run(pdf: pd.DataFrame) -> pd.DataFrame:
-            pdf = pdf.sort_values(_K, kind="stable").reset_index(drop=True)
-            cid = pdf[CLUSTER].iloc[0]
-            given = pdf.drop(columns=[CLUSTER, SIZE]).rename(columns={_K: key})
-            values = dict(fn(given))
-            return pd.DataFrame([{CLUSTER: cid, **{a: values.get(a) for a in attrs}}], columns=[CLUSTER, *attrs])
-
-        chosen = apply_in_pandas(multi, CLUSTER, run, out_schema).join(sizes, CLUSTER)
-    else:
-        chosen = sizes.where(F.col(SIZE) > 1)
-        for a in attrs:
-            present = multi.where(col(a).isNotNull())
-            if isinstance(records.schema[a].dataType, T.MapType):  # not orderable: the smallest key's value
-                best = present.groupBy(CLUSTER).agg(F.min_by(col(a), F.col(_K)).alias(a))
-            else:
-                best = (present.groupBy(CLUSTER, col(a).alias("_dq_v")).agg(F.count(F.lit(1)).alias("_dq_n"))
-                        .groupBy(CLUSTER).agg(F.min(F.struct((-F.col("_dq_n")).alias("n"), F.col("_dq_v").alias("v")))
-                                              .alias("_dq_b"))
-                        .select(CLUSTER, F.col("_dq_b.v").alias(a)))
-            chosen = chosen.join(best, CLUSTER, "left")
-    return singles.unionByName(chosen.select(CLUSTER, SIZE, *[col(a) for a in attrs]))

@@ -12,7 +12,8 @@ import pandas as pd
 from pyspark.sql import DataFrame
 
 from dqkit.dedup._em import FSModel
-from dqkit.dedup._result import SAVE_FORMATS, golden_records
+from dqkit.dedup._golden import golden_records
+from dqkit.dedup._result import SAVE_FORMATS
 from dqkit.dedup.config import DedupConfig
 from dqkit.dedup.diff import KINDS, DedupDiffResult
 from dqkit.errors import ParameterError
@@ -105,6 +106,17 @@ class DedupSinceResult(Result):
         return Verdict(False, "DUPLICATES", f"{self.duplicate_clusters:,} cluster(s) hold "
                                             f"{self.records_in_duplicates:,} of {self.n_records:,} records "
                                             f"({self.n_matching_pairs:,} matching pairs); {since}")
+
+    def metrics(self) -> dict[str, float]:
+        """Records, matching pairs, clusters, the duplicate share and the changes since the saved run."""
+        from dqkit.contract.metrics import flatten
+
+        n = self.n_records
+        return {"records": float(n), "matching_pairs": float(self.n_matching_pairs),
+                "clusters": float(self.n_clusters), "duplicate_clusters": float(self.duplicate_clusters),
+                "records_in_duplicates": float(self.records_in_duplicates),
+                "duplicate_share": float(self.records_in_duplicates) / n if n else 0.0,
+                **flatten(dict(self.counts)), **flatten(dict(self.change_counts), "changes.")}
 
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()

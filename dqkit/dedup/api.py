@@ -419,7 +419,7 @@ def _estimate_u(recs: DataFrame, comps: tuple[Comparison, ...], columns: list[st
     if link:
         ls, rs = sample(recs.where(B.side_col() == 0)), sample(recs.where(B.side_col() == 1))
     else:  # the top-k of the kept records on each side of the cross join: keeping it once as well
-        ls = rs = sample(recs)  # cost a job more than the second top-k (measured; see docs/performance.md)
+        ls = rs = sample(recs)  # cost a job more than the second top-k (measured; see benchmarks/RESULTS.md)
     # the sample is one partition (a top-k): spread the streamed side over the shuffle partitions so
     # the cross join's comparisons run on every core instead of in one task (counts do not change)
     ls = ls.repartition(_shuffle_partitions(recs.sparkSession))

@@ -167,6 +167,13 @@ class DedupDiffResult(Result):
         return Verdict(False, "CLUSTERS CHANGED", f"{parts}; {c['unchanged']:,} unchanged "
                                                   f"({self.clusters_a:,} clusters in A, {self.clusters_b:,} in B)")
 
+    def metrics(self) -> dict[str, float]:
+        """Cluster changes by kind, records and clusters on each side."""
+        from dqkit.contract.metrics import flatten
+
+        d = self.to_dict()
+        return flatten({k: v for k, v in d.items() if k not in ("run_a", "run_b", "key")})
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         gone = int(self.changes["gone_records"].sum()) if len(self.changes) else 0

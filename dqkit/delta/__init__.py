@@ -41,9 +41,7 @@ replace it here).
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+from dqkit.runtime.lazy import lazy_face
 
 __all__ = ['STAGES', 'ROW_COUNT', 'STATUS', 'INSERT', 'DELETE', 'NULL_CHANGES',
            'RESERVED', 'ROW_STAT_NAMES', 'COLUMN_STAT_NAMES', 'FP_HI', 'FP_LO', 'TablePlan',
@@ -53,19 +51,4 @@ __all__ = ['STAGES', 'ROW_COUNT', 'STATUS', 'INSERT', 'DELETE', 'NULL_CHANGES',
            'delta', 'BROADCAST_CHANGED_ROWS', 'GROUPED_PAIRING_RECORDS', 'key_groups', 'calc_diff_sql', 'changed_sql',
            'DISTINCT_GROUPS_CONF', 'UNCOMPRESSED_CACHE_CONF']
 
-
-def __getattr__(name: str) -> Any:
-    """The public names load ``dqkit.delta.api`` (and pyspark) on first use, not at import."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: no need for the api
-        return importlib.import_module(f"{__name__}.{name}")
-    api = importlib.import_module("dqkit.delta.api")
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module 'dqkit.delta' has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, __all__)

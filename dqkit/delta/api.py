@@ -6,6 +6,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -22,7 +23,9 @@ from dqkit.delta.kernel import (
     BROADCAST_CHANGED_ROWS, DISTINCT_GROUPS_CONF, UNCOMPRESSED_CACHE_CONF, build_row_delta, changed_fingerprints,
     dedup_frame, fetch_changed_rows, finish_row_statistics, fingerprint_counts,
 )
-from dqkit.delta.plan import TablePlan, _as_list, _normalise_keys, plan_tables, retyped
+from dqkit.delta.plan import TablePlan, _as_list, _normalise_keys, aligned_frame, plan_tables, retyped
+from dqkit.delta.renames import propose_renames
+from dqkit.delta.schema import SCHEMA_CHANGES, SchemaDelta, parse_renames, parse_tolerances
 from dqkit.delta.result import DeltaResult, TableDelta
 from dqkit.errors import DqkitError, ParameterError
 from dqkit.primitives.fingerprint import FP_HI, FP_LO
@@ -54,6 +57,9 @@ def delta(
     abs_tol: float = 0.0,
     rel_tol: float = 0.0,
     previous: DeltaResult | None = None,
+    renames: Any = None,
+    tolerances: Any = None,
+    schema_changes: str = "report",
     spark: SparkSession | None = None,
     progress: ProgressCallback | None = None,
 ) -> DeltaResult:
@@ -65,6 +71,13 @@ def delta(
     column validation (need not be unique: records whose key repeats among a side's changed rows are
     left unpaired and counted in ``ambiguous_key_rows``, see the module notes). ``stages`` is any subset of dedup,row,column; a column stage reuses the row
     stage of ``previous`` when given. The inputs are never modified.
+
+    Schemas may differ (``dqkit.delta.schema``): the schema delta comes first in the result and makes
+    it DIFFERENT; the common columns are compared, widened numbers by value, other retyped columns as
+    text. ``renames`` maps a column (``["t.old=new"]`` or ``{"t": {"old": "new"}}``); renames are
+    otherwise proposed, with their evidence, never applied. ``tolerances`` gives per-column
+    tolerances (``["t.amount=0.01", "t.price=0.5%"]``). ``schema_changes="fail"`` refuses any schema
+    change (``SchemaChangeError``).
     """
     t0 = time.perf_counter()
     stage_list = _parse_stages(stages)
@@ -75,11 +88,16 @@ def delta(
     new_db = dict(read_database(new, spark))
     t_plan = time.perf_counter()
     key_map = _normalise_keys(keys)
-    plans, only_old, only_new = plan_tables(old_db, new_db, tables, _as_list(exclude), columns, key_map)
+    rename_map, tolerance_map = parse_renames(renames), parse_tolerances(tolerances)
+    if schema_changes not in SCHEMA_CHANGES:
+        raise ParameterError(f"schema_changes must be one of {', '.join(SCHEMA_CHANGES)}, not {schema_changes!r}")
+    plans, only_old, only_new, schema = plan_tables(old_db, new_db, tables, _as_list(exclude), columns, key_map,
+                                                    rename_map, tolerance_map, schema_changes)
     messages: list[str] = []
+    originals = {"old": dict(old_db), "new": dict(new_db)}
     for plan in plans:
-        old_db[plan.name] = retyped(old_db[plan.name], plan.retype_old)
-        new_db[plan.name] = retyped(new_db[plan.name], plan.retype_new)
+        old_db[plan.name] = aligned_frame(old_db[plan.name], plan, "old")
+        new_db[plan.name] = aligned_frame(new_db[plan.name], plan, "new")
         messages.extend(plan.notes)
     for name in only_old:
         messages.append(f"table {name} is only in the old version; it is reported, not compared")
@@ -115,6 +133,7 @@ def delta(
         if failure is not None:
             raise failure from exc
         raise
+    schema = _with_proposals(schema, plans, originals, messages)
     t_finish = time.perf_counter()
     if want_column and plans and not any(r.row_stats.get("differences", 0) for r in results.values()):
         messages.append("no differences were found in any table, so column validation stopped: "
@@ -122,12 +141,35 @@ def delta(
     params = {"old": describe(old), "new": describe(new), "tables": [p.name for p in plans],
               "exclude": _as_list(exclude), "keys": {k: list(v) for k, v in key_map.items()},
               "stages": list(stage_list), "abs_tol": abs_tol, "rel_tol": rel_tol,
+              "renames": {t: dict(m) for t, m in rename_map.items()},
+              "tolerances": {t: {c: tol.text() for c, tol in m.items()} for t, m in tolerance_map.items()},
+              "schema_changes": schema_changes,
               "_sources": {"old": old_db, "new": new_db}, "_old_source": old, "_new_source": new}
     t_end = time.perf_counter()
     seconds["finish"] = t_end - t_finish
     seconds["total"] = t_end - t0
     return DeltaResult(results, only_old, only_new, stage_list, messages, params,
-                       {k: round(v, 3) for k, v in seconds.items()})
+                       {k: round(v, 3) for k, v in seconds.items()}, schema)
+
+    return isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values())
+
+
+def _with_proposals(schema: SchemaDelta, plans: Sequence[TablePlan], originals: Mapping[str, Mapping[str, DataFrame]],
+                    messages: list[str]) -> SchemaDelta:
+    """The schema delta with the renames proposed for each table that dropped and added columns
+    (``dqkit.delta.renames``): reported with their evidence, never applied."""
+    tables = dict(schema.tables)
+    for plan in plans:
+        table = tables.get(plan.name)
+        if table is None or not table.dropped or not table.added:
+            continue
+        proposed = propose_renames(originals["old"][plan.name], originals["new"][plan.name], plan, table)
+        if proposed:
+            tables[plan.name] = dataclasses.replace(table, proposed=proposed)
+            for p in proposed:
+                messages.append(f"proposed rename {plan.name}.{p['old']} \u2192 {p['new']} ({p['evidence']}); "
+                                f"not applied: accept it with {p['accept']}")
+    return SchemaDelta(tables)
 
 
 def _tolerance(name: str, value: float) -> float:

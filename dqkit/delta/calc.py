@@ -73,14 +73,16 @@ def _double(x: float) -> str:
     return f"{float(x)!r}D"  # a double literal (a bare 0.0 would be a decimal in Spark SQL)
 
 
-def changed_sql(old: str, new: str, dtype: T.DataType, abs_tol: float = 0.0, rel_tol: float = 0.0) -> str:
+def changed_sql(old: str, new: str, dtype: T.DataType, abs_tol: float = 0.0, rel_tol: float = 0.0,
+                any_number: bool = False) -> str:
     """``changed`` as Spark SQL text over two expressions (``old``, ``new``: quoted identifiers or paths).
 
     The column stage builds its expressions as SQL text: one driver-to-JVM call per expression, where
     the same expression built from Columns costs hundreds (each function, operator and literal is a
     call), which made building the column stage's query cost more than running it on a small delta.
+    With ``any_number`` (a per-column tolerance) the tolerance applies to integral and decimal columns too.
     """
-    if _is_float(dtype):
+    if _is_float(dtype) or (any_number and isinstance(dtype, T.NumericType)):
         close = (f"abs({new} - {old}) <= {_double(abs_tol)} + {_double(rel_tol)} * "
                  f"greatest(abs({old}), abs({new}))")
         same = (f"({old} IS NULL AND {new} IS NULL) OR ({old} IS NOT NULL AND {new} IS NOT NULL AND "
@@ -89,7 +91,8 @@ def changed_sql(old: str, new: str, dtype: T.DataType, abs_tol: float = 0.0, rel
     return f"(NOT ({old} <=> {new}))"
 
 
-def calc_diff_sql(old: str, new: str, dtype: T.DataType, abs_tol: float = 0.0, rel_tol: float = 0.0) -> str:
+def calc_diff_sql(old: str, new: str, dtype: T.DataType, abs_tol: float = 0.0, rel_tol: float = 0.0,
+                  any_number: bool = False) -> str:
     """``calc_diff`` as Spark SQL text over two expressions (see ``changed_sql``)."""
     if isinstance(dtype, (T.ByteType, T.ShortType, T.IntegerType)):
         magnitude = f"abs(CAST({new} AS BIGINT) - CAST({old} AS BIGINT))"
@@ -108,7 +111,7 @@ def calc_diff_sql(old: str, new: str, dtype: T.DataType, abs_tol: float = 0.0, r
                      f" / {_double(1_000_000.0)}")
     else:  # boolean, binary, array, struct: a change indicator
         magnitude = "1"
-    changes = changed_sql(old, new, dtype, abs_tol, rel_tol)
+    changes = changed_sql(old, new, dtype, abs_tol, rel_tol, any_number)
     return f"(CASE WHEN {old} IS NOT NULL AND {new} IS NOT NULL AND {changes} THEN {magnitude} END)"
 
 

@@ -10,9 +10,12 @@ from pyspark.sql import types as T
 
 from dqkit.contract import render
 from dqkit.delta._names import DELETE, INSERT, NULL_CHANGES, ROW_COUNT, STATUS
-from dqkit.delta.calc import calc_diff_sql, changed_sql
+from dqkit.delta.calc import _is_float, calc_diff_sql, changed_sql
 from dqkit.delta.plan import TablePlan
 from dqkit.runtime.sparkutil import quote_ident as _q
+
+#: per column: the key-paired values that differ yet are equal within the column's tolerance
+WITHIN_TOLERANCE = "within_tolerance"
 
 def key_counts(row_delta: DataFrame, plan: TablePlan) -> DataFrame:
     """Per key of the row delta: its number of DELETE and INSERT records (fixed-width, hash-aggregated).
@@ -121,18 +124,25 @@ def build_column_delta(pairs: DataFrame, plan: TablePlan, abs_tol: float, rel_to
     for c in values:
         o, n = "o." + _q(c), "n." + _q(c)
         dt = types[c]
-        diff = calc_diff_sql(o, n, dt, abs_tol, rel_tol)
-        is_change = changed_sql(o, n, dt, abs_tol, rel_tol)
+        own = c in plan.tolerances  # a per-column tolerance replaces the global one for its column
+        a_tol, r_tol = plan.tolerances[c] if own else (abs_tol, rel_tol)
+        diff = calc_diff_sql(o, n, dt, a_tol, r_tol, any_number=own)
+        is_change = changed_sql(o, n, dt, a_tol, r_tol, any_number=own)
         null_change = f"({is_change} AND ({o} IS NULL OR {n} IS NULL))"
+        # equal only within tolerance: the values differ, yet the change is not counted
+        tolerated = (own or _is_float(dt)) and (a_tol or r_tol)
+        within = f"(NOT ({o} <=> {n}) AND NOT {is_change})" if tolerated else None
         deltas.append(F.expr(diff).alias(c))
         null_flags.append(F.when(F.expr(null_change), F.lit(c)))
         changed_flags.append(F.when(F.expr(is_change), F.lit(c)))
         if grouped:
             diff, null_change = f"(CASE WHEN {_PAIR_SQL} THEN {diff} END)", f"({_PAIR_SQL} AND {null_change})"
+            within = f"({_PAIR_SQL} AND {within})" if within else None
         aggs.append(F.expr(
             f"named_struct('count', count({diff}) + count_if({null_change}), 'max', max({diff}), "
             f"'min', min({diff}), 'q', percentile(CAST({diff} AS DOUBLE), array(0.25D, 0.5D, 0.75D)), "
-            f"'{NULL_CHANGES}', count_if({null_change}))").alias(c))
+            f"'{NULL_CHANGES}', count_if({null_change})"
+            + (f", '{WITHIN_TOLERANCE}', count_if({within})" if within else "") + ")").alias(c))
     key_cols = [F.col(_q(k)) for k in (plan.key or ())]
     if grouped:
         pairs = pairs.filter(F.expr(_PAIR_SQL))
@@ -167,7 +177,8 @@ def column_statistics(pairs: DataFrame, aggs: Sequence[Column], row_delta: DataF
         q = s["q"] or [None, None, None]
         stats[name] = render.to_jsonable({
             "count": int(s["count"]), "max": s["max"], "min": s["min"],
-            "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES])})
+            "q1": q[0], "median": q[1], "q3": q[2], NULL_CHANGES: int(s[NULL_CHANGES]),
+            **({WITHIN_TOLERANCE: int(s[WITHIN_TOLERANCE])} if WITHIN_TOLERANCE in s.asDict() else {})})
     paired, deletes, inserts = int(row["_dq_pairs"]), int(row_stats["deletes"]), int(row_stats["inserts"])
     ambiguous = int(row["_dq_ambiguous"]) if grouped else 0
     if not grouped and paired < max(deletes, inserts):

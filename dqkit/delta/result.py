@@ -15,9 +15,15 @@ from dqkit.delta._names import COLUMN_STAT_NAMES, NULL_CHANGES, ROW_COUNT, ROW_S
 from dqkit.delta.calc import diff_unit
 from dqkit.delta.kernel import dedup_frame
 from dqkit.delta.plan import TablePlan
+from dqkit.delta.schema import SchemaDelta
 from dqkit.errors import ParameterError, UnknownTableError
 from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
 from dqkit.runtime.sparkutil import quote_ident as _q
+
+#: the titles of the schema delta's blocks (the first blocks after the verdict)
+SCHEMA_TITLE = "Schema changes"
+PROPOSED_TITLE = "Proposed renames"
+
 
 @dataclass(frozen=True)
 class TableDelta:
@@ -54,12 +60,13 @@ class DeltaResult(Result):
     messages: list[str]
     parameters: dict[str, Any]
     seconds: dict[str, float]
+    schema: SchemaDelta = field(default_factory=SchemaDelta)
 
     # ----- summaries
     @property
     def identical(self) -> bool:
-        """True when no compared table differs and no table is on one side only."""
-        return (not self.only_in_old and not self.only_in_new
+        """True when no compared table differs, no table is on one side only and no schema changed."""
+        return (not self.only_in_old and not self.only_in_new and not self.schema.changed
                 and all(t.row_stats.get("differences", 0) == 0 and t.row_stats.get("dedup_abs_diff", 0) == 0
                         and t.row_stats.get("rows_abs_diff", 0) == 0 for t in self.tables.values()))
 
@@ -124,6 +131,19 @@ class DeltaResult(Result):
             for frame in t.cached:
                 frame.unpersist()
 
+    def metrics(self) -> dict[str, float]:
+        """Per table ``TABLE.STAT``: row statistics (1)-(8), pairing counts and ``TABLE.COLUMN.STAT``
+        column statistics (9)-(14); ``tables_only_in_old``/``_new``."""
+        from dqkit.contract.metrics import flatten, pick
+
+        out = {"tables_only_in_old": float(len(self.only_in_old)), "tables_only_in_new": float(len(self.only_in_new))}
+        for name, t in self.tables.items():
+            out.update(pick(t.row_stats, ROW_STAT_NAMES, f"{name}."))
+            out.update(flatten(t.pairing or {}, f"{name}."))
+            for column, stats in (t.column_stats or {}).items():
+                out.update(flatten(stats, f"{name}.{column}."))
+        return out
+
     # ----- the result contract (dqkit.contract.result.Result)
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary: per-table row and column statistics and the one-sided tables."""
@@ -140,6 +160,7 @@ class DeltaResult(Result):
             entry["seconds"] = t.seconds
             tables[name] = entry
         return render.to_jsonable({
+            "schema": self.schema.to_dict(),
             "identical": self.identical,
             "verdict": self.verdict_block().label,
             "summary": self.verdict_block().summary,
@@ -170,12 +191,16 @@ class DeltaResult(Result):
                              + (f" ({render.plain(t.row_stats['percent'])} %)" if "percent" in t.row_stats else ""))
             elif t.row_stats.get("rows_abs_diff") or t.row_stats.get("dedup_abs_diff"):
                 parts.append(f"{name}: row counts differ")
+        changed = [t.name for t in self.schema.changed_tables() if t.status == "changed"]
+        if changed:
+            parts.append(f"schema changed: {', '.join(changed)}")
         if self.only_in_old:
             parts.append(f"only in old: {', '.join(self.only_in_old)}")
         if self.only_in_new:
             parts.append(f"only in new: {', '.join(self.only_in_new)}")
-        differing = len([t for t in self.tables.values() if t.row_stats.get("differences")
-                         or t.row_stats.get("rows_abs_diff") or t.row_stats.get("dedup_abs_diff")])
+        differing = len([n for n, t in self.tables.items() if t.row_stats.get("differences")
+                         or t.row_stats.get("rows_abs_diff") or t.row_stats.get("dedup_abs_diff")
+                         or (n in self.schema.tables and self.schema.tables[n].changed)])
         head = (f"{differing} of {len(self.tables)} table{'s' if len(self.tables) != 1 else ''} "
                 f"differ{'s' if differing == 1 else ''}")
         return Verdict(False, "DIFFERENT", head + ("; " + "; ".join(parts) if parts else ""))
@@ -191,7 +216,12 @@ class DeltaResult(Result):
                  "stages": ", ".join(self.stages)}
         if p.get("abs_tol") or p.get("rel_tol"):
             facts["float tolerance"] = f"abs {render.plain(p.get('abs_tol'))}, rel {render.plain(p.get('rel_tol'))}"
-        blocks: list[Any] = [self.verdict_block(), Facts("What was compared", facts)]
+        if p.get("renames"):
+            facts["renamed"] = "; ".join(f"{t}.{o}={n}" for t, m in p["renames"].items() for o, n in m.items())
+        if p.get("tolerances"):
+            facts["column tolerance"] = "; ".join(f"{t}.{c}={v}" for t, m in p["tolerances"].items()
+                                                  for c, v in m.items())
+        blocks: list[Any] = [self.verdict_block(), *self.schema_sections(), Facts("What was compared", facts)]
         if self.tables and ("row" in self.stages or "dedup" in self.stages):
             blocks.append(Table("Row statistics", self.row_stats))
             blocks.append(Chart("Difference count per table", "difference_count", self.plot_difference_count))
@@ -211,14 +241,54 @@ class DeltaResult(Result):
             for name, t in self.tables.items():
                 if t.updates is not None and (t.pairing or {}).get("paired", 0) > 0:
                     frame = self.changes(name, sample_rows)
-                    blocks.append(Table(f"Changes: {name}", frame,
-                                        note=f"first {sample_rows} changed rows in key order, each changed column "
-                                             "as old -> new; whole rows: result.updates(table)"))
+                    if len(frame):  # every change may lie within tolerance
+                        blocks.append(Table(f"Changes: {name}", frame,
+                                            note=f"first {sample_rows} changed rows in key order, each changed "
+                                                 "column as old -> new; whole rows: result.updates(table)"))
                 if t.row_delta is not None and t.row_stats.get("differences", 0) > 0:
                     frame, note = self.row_delta_sample(name, sample_rows)
                     blocks.append(Table(f"Row delta sample: {name}", frame, note=note))
         if self.messages:
             blocks.append(Notes("Notes", self.messages))
+        return blocks
+
+    def schema_frame(self) -> pd.DataFrame:
+        """The schema delta as a table: one row per change (table, change, column, old, new, compared)."""
+        rows = []
+        for t in self.schema.changed_tables():
+            if t.status in ("dropped", "added"):
+                rows.append({"table": t.name, "change": f"table {t.status}", "column": "", "old": "", "new": "",
+                             "compared": "not compared"})
+                continue
+            rows += [{"table": t.name, "change": "added", "column": c, "old": "", "new": ty or "",
+                      "compared": "not compared"} for c, ty in t.added]
+            rows += [{"table": t.name, "change": "dropped", "column": c, "old": ty or "", "new": "",
+                      "compared": "not compared"} for c, ty in t.dropped]
+            rows += [{"table": t.name, "change": "retyped", "column": c, "old": o or "", "new": n or "",
+                      "compared": "as text" if k == "text" else "by value"} for c, o, n, k in t.retyped]
+            rows += [{"table": t.name, "change": "renamed", "column": n, "old": o, "new": n,
+                      "compared": "by value"} for o, n in t.renamed]
+        return pd.DataFrame(rows, columns=["table", "change", "column", "old", "new", "compared"])
+
+    def proposed_renames(self) -> pd.DataFrame:
+        """The renames dqkit proposes (never applied): table, old and new column, the share of values
+        agreeing, the evidence, and the ``--rename`` that accepts it."""
+        rows = [{"table": t.name, **p} for t in self.schema.tables.values() for p in t.proposed]
+        return pd.DataFrame(rows, columns=["table", "old", "new", "agreeing", "evidence", "accept"])
+
+    def schema_sections(self) -> list[Any]:
+        """The schema delta blocks, first after the verdict: the changes, then the proposed renames."""
+        if not self.schema.changed:
+            return [Notes(SCHEMA_TITLE, ["no schema change: every compared table has the same columns and "
+                                         "types in both versions"])]
+        blocks: list[Any] = [Table(SCHEMA_TITLE, self.schema_frame(),
+                                   note="columns only in one version are reported, not compared; the common "
+                                        "columns are compared (widened numbers by value, other type changes "
+                                        "as text)")]
+        proposed = self.proposed_renames()
+        if len(proposed):
+            blocks.append(Table(PROPOSED_TITLE, proposed,
+                                note="never applied: accept one by running again with its --rename"))
         return blocks
 
     def frames(self, include_dedup: bool = False) -> dict[str, DataFrame]:

@@ -20,26 +20,9 @@ content id (see ``tuple_ids``). NULL semantics: a predicate on NULL is false, as
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+from dqkit.runtime.lazy import lazy_face
 
 __all__ = ['detect', 'tuple_ids', 'spark_plan', 'DetectionResult', 'RuleSummary', 'MODES',
            'restricted_pairs', 'lazy_violations', 'fd_count', 'fd_pairs', 'dirty_blocks']
 
-
-def __getattr__(name: str) -> Any:
-    """The public names load ``dqkit.detect.api`` (and pyspark) on first use, not at import."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: no need for the api
-        return importlib.import_module(f"{__name__}.{name}")
-    api = importlib.import_module("dqkit.detect.api")
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module 'dqkit.detect' has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, __all__)

@@ -10,8 +10,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.errors import RuleError
-from dqkit.contract.result import Chart, Facts, Result, Table, Verdict
+from dqkit.contract.result import SAMPLE_PREFETCH, Chart, Facts, Result, Table, Verdict
 from dqkit.detect.since_manifest import FINGERPRINTS, MANIFEST, make_manifest, pairs_unique
+
+
+#: the columns of a sample of candidate fixes (``DetectionResult.first_fixes``)
+FIX_SAMPLE_COLUMNS = ["rule", "t1", "t2", "cell", "value", "fix", "other value"]
 
 
 def of_violations(rows: DataFrame, violations: DataFrame) -> DataFrame:
@@ -132,6 +136,12 @@ class DetectionResult(Result):
         if self.shared_scope is not None:
             self.shared_scope.unpersist()
 
+    def metrics(self) -> dict[str, float]:
+        """``violations`` in total and ``rule.NAME.violations`` per rule."""
+        out = {"violations": float(self.total_violations)}
+        out.update({f"rule.{s.name}.violations": float(s.violations) for s in self.summaries})
+        return out
+
     # ----------------------------------------------------------------- the result contract
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``{"rules": {NAME: {"violations", "operator", "seconds", ...}}, ...}``."""
@@ -153,6 +163,46 @@ class DetectionResult(Result):
             out.extend(rows)
         return out
 
+    def first_fixes(self, n: int = 10) -> pd.DataFrame:
+        """At most ``n`` candidate fixes per rule: the first ones by ``(t1, t2, tid, attr, fix)``
+        (``FIX_SAMPLE_COLUMNS``), for display.
+
+        Every violation of an FD or a denial constraint has at least one candidate fix, so the first ``n``
+        fixes of a rule belong to its first ``n`` violations by ``(t1, t2)``: those are fetched (the
+        violation sample "First violations" shows, fetched once) and only their fixes are built
+        (``fixes_for``), not every fix of every violation. A UDF rule may have violations without fixes:
+        with one, the fixes of all violations are ranked instead. The sample is fetched once for at least
+        ``SAMPLE_PREFETCH`` fixes per rule and kept, so a later page runs no Spark job.
+        """
+        if n <= 0 or not self.total_violations or self.mode == "count":
+            return pd.DataFrame(columns=FIX_SAMPLE_COLUMNS)
+        kept = self.__dict__.setdefault("_dq_first_fixes", {})  # also on this frozen dataclass
+        if kept.get("limit", 0) < n:
+            limit = max(int(n), SAMPLE_PREFETCH)
+            kept.update(limit=limit, frame=self._rank_fixes(limit))
+        frame = kept["frame"]
+        return frame.groupby("rule", sort=False).head(n).reset_index(drop=True)
+
+    def _rank_fixes(self, n: int) -> pd.DataFrame:
+        from pyspark.sql.window import Window
+
+        from dqkit.rules import UDFRule
+
+        if any(isinstance(r, UDFRule) for r in self.rules):
+            f = self.candidate_fixes
+        else:
+            first = self.sample_rows(n)
+            if not first:
+                return pd.DataFrame(columns=FIX_SAMPLE_COLUMNS)
+            f = self.fixes_for(self.violations.sparkSession.createDataFrame(first, self.violations.schema))
+        order = Window.partitionBy("rule").orderBy("t1", "t2", "tid", "attr", "fix")
+        rows = (f.withColumn("_n", F.row_number().over(order)).where(F.col("_n") <= n)
+                .orderBy("rule", "_n").collect())
+        return pd.DataFrame([{"rule": r["rule"], "t1": r["t1"], "t2": r["t2"], "cell": f"{r['tid']}[{r['attr']}]",
+                              "value": r["value"], "fix": r["fix"],
+                              "other value": r["rhs_value"] if r["rhs_tid"] is not None else r["constant"]}
+                             for r in rows], columns=FIX_SAMPLE_COLUMNS)
+
     def verdict_block(self) -> Verdict:
         """NO VIOLATIONS or VIOLATIONS, with the count per violated rule."""
         n = self.total_violations
@@ -164,7 +214,8 @@ class DetectionResult(Result):
                                             f"rule{'s' if rules != 1 else ''} on {self.table}: {', '.join(broken)}")
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
-        """Verdict, what was checked, violations per rule with a chart, and the first violations."""
+        """Verdict, what was checked, violations per rule with a chart, the first violations and the first
+        candidate fixes (BigDansing's GenFix: how one cell could change so that a violation disappears)."""
         blocks: list[Any] = [self.verdict_block(),
                              Facts("What was checked", {"table": self.table, "rules": len(self.summaries),
                                                         "mode": self.mode if self.sample is None
@@ -181,6 +232,11 @@ class DetectionResult(Result):
             blocks.append(Table("First violations", pd.DataFrame(rows, columns=["rule", "t1", "t2"]),
                                 note=f"at most {sample_rows} per rule, smallest tuple ids first; "
                                      "t2 is NULL for one-tuple rules"))
+            fixes = self.first_fixes(sample_rows)
+            if len(fixes):
+                blocks.append(Table("First candidate fixes", fixes,
+                                    note=f"at most {sample_rows} per rule: the cell tid[attr] with its value, the "
+                                         "fix, and the other value or constant the fix names"))
         return blocks
 
     def frames(self, **_: Any) -> dict[str, DataFrame]:

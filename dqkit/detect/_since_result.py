@@ -83,6 +83,17 @@ class SinceResult(Result):
             self.changed.unpersist()
 
     # ----------------------------------------------------------------- the result contract
+    def metrics(self) -> dict[str, float]:
+        """``violations``, ``new``/``persisting``/``resolved``, the changed share, and the same per rule."""
+        from dqkit.contract.metrics import flatten, pick
+
+        d = self.to_dict()
+        out = pick(d, ("violations", *LISTS, "changed_share"))
+        out.update(flatten(d["changes"], "changes."))
+        for rule, counts in d["rules"].items():
+            out.update(flatten(counts, f"rule.{rule}."))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: top-level ``new``, ``resolved``, ``persisting`` and the same per rule."""
         v = self.verdict_block()

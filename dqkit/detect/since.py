@@ -24,7 +24,7 @@ FDs are the exception when OLD is a table (or a saved result without the FD's co
 an FD's full detection is grouped over its left-hand side (``dqkit.detect.fd_pairs``), and its persisting
 violations need that full detection of NEW anyway. So such an FD is
 detected in full on each side's cached rows (OLD's violations read from the saved result) and diffed
-(measured faster than its changed blocks at 0.1 / 1 / 5 %: docs/performance.md). With a saved count (``partners_rule(counted=True)``) an FD
+(measured faster than its changed blocks at 0.1 / 1 / 5 %: benchmarks/RESULTS.md). With a saved count (``partners_rule(counted=True)``) an FD
 is restricted like a DC: its persisting count is the saved count minus resolved, so nothing groups
 every row of NEW.
 
@@ -84,7 +84,7 @@ from dqkit.detect.since_manifest import (
 )
 
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
-#: The crossover measured with benchmarks/bench_since.py is in docs/performance.md ("detect --since").
+#: The crossover measured with benchmarks/bench_since.py is in benchmarks/RESULTS.md ("detect --since").
 MAX_CHANGE = 0.05
 FP_HI, FP_LO = "_dq_fp_hi", "_dq_fp_lo"
 K1, K2 = "key1", "key2"
@@ -130,7 +130,7 @@ def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
 
 #: Why an FD is detected in full on each side (``fd_pairs``, no join) and diffed when OLD is a table (or a
 #: saved result without its count): measured faster than restricting it at every share tried
-#: (docs/performance.md, "detect --since"), since its persisting violations need a full detection anyway.
+#: (benchmarks/RESULTS.md, "detect --since"), since its persisting violations need a full detection anyway.
 FD_FULL = "an FD: measured faster in full than restricted"
 
 

@@ -16,9 +16,7 @@ anti-join, CM with its row count). ``ground_truth`` is the exact all-pairs answe
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+from dqkit.runtime.lazy import lazy_face
 
 __all__ = ['find_containment', 'LakeResult', 'ContainmentGraph', 'load_lake', 'Lake', 'LakeTable',
            'ColumnStats', 'sgb', 'SGBResult', 'schema_containment_brute_force', 'mmp_keeps', 'clp_sample',
@@ -28,19 +26,4 @@ __all__ = ['find_containment', 'LakeResult', 'ContainmentGraph', 'load_lake', 'L
            'flatten_schema', 'lineage_provider', 'result_from_graph', 'plan_for', 'STAGES', 'EdgeState',
            'build_graph']
 
-
-def __getattr__(name: str) -> Any:
-    """The public names load ``dqkit.lake.api`` (and pyspark) on first use, not at import."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: no need for the api
-        return importlib.import_module(f"{__name__}.{name}")
-    api = importlib.import_module("dqkit.lake.api")
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module 'dqkit.lake' has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, __all__)

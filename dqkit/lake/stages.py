@@ -23,9 +23,8 @@ from pyspark.sql import types as T
 from dqkit.errors import ParameterError
 from dqkit.primitives.fingerprint import hash_input_sql, row_fingerprint, row_fingerprint_sql
 from dqkit.lake._lake import LakeTable
+from dqkit.lake.modes import MODES
 from dqkit.runtime.sparkutil import col, quote_ident
-
-MODES = ("paper", "strict")
 
 
 def edge_seed(seed: int, *names: str) -> int:

@@ -31,7 +31,7 @@ the rest). Over the limit, the distinct oriented edges the rounds start from are
 counted too (a self-edge counts), and still go to the driver when they fit. The driver holds bounded memory:
 at most ``DRIVER_EDGES`` edges reach it, counted before the fetch; measured at 3.56M integer edges,
 the Python driver peaked about 240 MB over its idle size (~70 bytes an edge: Arrow ends, codes and
-scipy's sparse graph; text nodes add their distinct values once; docs/performance.md).
+scipy's sparse graph; text nodes add their distinct values once; benchmarks/RESULTS.md).
 ``local_limit=0`` forces the distributed path. Only key types whose Arrow order and equality are
 Spark's take the driver route: integers, booleans, dates, decimals, strings with the default binary
 collation, and structs of these; floating-point (NaN, -0.0), binary, arrays, maps, timestamps and

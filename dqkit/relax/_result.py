@@ -275,6 +275,12 @@ class QueryResult(Result):
         return self
 
     # ------------------------------------------------------------------------------- contract
+    def metrics(self) -> dict[str, float]:
+        """Answer rows, dirty rows and candidate cells of the query."""
+        n = self.counts()
+        return {"answer_rows": float(n["answer"]), "dirty_rows": float(n["dirty"]),
+                "candidate_cells": float(n["candidate_cells"])}
+
     def to_dict(self) -> dict[str, Any]:
         n = self.counts()
         d: dict[str, Any] = {

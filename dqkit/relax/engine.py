@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,10 @@ from dqkit.relax.cost import CostModel
 from dqkit.relax.model import CAND_TYPE, CHECKED, TID, cand_col, possible_values
 from dqkit.relax.plan import cond_column, explain_text, plan_query, project
 from dqkit.relax.sql import Query
-from dqkit.relax.state import check_state_folder
+from dqkit.relax.state import check_state_folder, state_guard
 from dqkit.relax.table import DaisyTable, unchecked_ids
 from dqkit.contract.render import atomic_folder
+from dqkit.io.atomic import fault_point
 from dqkit.rules import FunctionalDependency, as_rules, validate_rules
 from dqkit.runtime.session import get_spark
 from dqkit.io.sources import read_table
@@ -84,6 +86,8 @@ class Daisy(CleaningOperators):
         self.partitions = int(partitions)
         self.tables: dict[str, DaisyTable] = {}
         self.history: list[dict[str, Any]] = []
+        #: the generation of each --state folder as loaded (None: it held no state), by absolute path
+        self._loaded_states: dict[str, str | None] = {}
 
     # ------------------------------------------------------------------------------ registration
     def register(self, name: str, source: Any, key: str | None = None) -> Daisy:
@@ -315,9 +319,11 @@ class Daisy(CleaningOperators):
     def save_state(self, folder: str | os.PathLike) -> str:
         """Write the probabilistic tables, DC pairs and cost models atomically (stage, then rename)."""
         fps = self.fingerprints()
+        key = os.path.abspath(os.fspath(folder))
+        generation = uuid.uuid4().hex
 
         def write(tmp: Path) -> None:
-            meta: dict[str, Any] = {"version": 1, "tables": {}}
+            meta: dict[str, Any] = {"version": 1, "generation": generation, "tables": {}}
             for name, t in self.tables.items():
                 t.prob.write.parquet((tmp / "tables" / name).as_posix())
                 for rn, p in t.pairs.items():
@@ -327,15 +333,22 @@ class Daisy(CleaningOperators):
                                         "fully_checked": t.fully_checked,
                                         "dc_checked_ranges": {k: sorted(v) for k, v in t.dc_checked_ranges.items()},
                                         "pairs": sorted(t.pairs)}
+                fault_point("mid-write")
             (tmp / "state.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
 
-        return str(atomic_folder(folder, write))
+        # a state this Daisy loaded is replaced only if no other query replaced it meanwhile
+        guard = state_guard(folder, self._loaded_states[key]) if key in self._loaded_states else None
+        where = str(atomic_folder(folder, write, guard=guard))
+        self._loaded_states[key] = generation  # the next save (a workload) replaces this one
+        return where
 
     def load_state(self, folder: str | os.PathLike) -> bool:
         """Restore a saved state for the registered tables; refuse one written for another version of a
         table (fingerprint) or other rules. Returns False when ``folder`` holds no state yet."""
         p = Path(folder)
         meta = check_state_folder(p)  # damaged files are refused here, before any Parquet is read
+        self._loaded_states[os.path.abspath(os.fspath(folder))] = (
+            None if meta is None else str(meta.get("generation", "")))
         if meta is None:
             return False
         fps = self.fingerprints()

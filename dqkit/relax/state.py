@@ -96,3 +96,33 @@ def _check_parquet(part: Path, meta_file: Path, hint: str) -> None:
             raise StateFileError(f"the query state part {x} is not a readable Parquet file "
                                  f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
                                  hint=hint) from None
+
+
+def state_generation(folder: str | os.PathLike) -> str | None:
+    """The ``generation`` a saved state carries (a fresh id per save; "" for a state saved without
+    one), or None when ``folder`` holds no state: a query saves its state only if it is still the one it
+    loaded, so two queries sharing one ``--state`` never lose each other's work silently."""
+    import json
+
+    f = Path(folder) / FILE
+    if not f.is_file():
+        return None
+    try:
+        return str(json.loads(f.read_text(encoding="utf-8")).get("generation", ""))
+    except (OSError, ValueError, AttributeError):
+        return "?"
+
+
+def state_guard(folder: str | os.PathLike, loaded: str | None):
+    """The commit guard of a state save (``dqkit.io.atomic.atomic_folder``): refuses, with
+    ``OutputTakenError``, a state another query replaced since this one loaded ``loaded``."""
+    from dqkit.errors import OutputTakenError
+
+    def guard(target: Path) -> None:
+        if state_generation(target) != loaded:
+            raise OutputTakenError(f"the --state {folder} was replaced by another query while this one ran; "
+                                   "this query's state was not saved",
+                                   hint="rerun the query: it starts from the other query's state")
+
+    return guard
+

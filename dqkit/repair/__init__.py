@@ -33,26 +33,9 @@ like dqkit's hidden ones (``_dq_*``, ``__dqkit*``) are refused (``dqkit.primitiv
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import Any
+from dqkit.runtime.lazy import lazy_face
 
 __all__ = ['repair', 'RepairResult', 'ViolationHypergraph', 'violation_hypergraph', 'METHODS', 'FD_ROUTES',
            'COMPONENT_COLUMNS', 'repair_components', 'rule_methods']
 
-
-def __getattr__(name: str) -> Any:
-    """The public names load ``dqkit.repair.api`` (and pyspark) on first use, not at import."""
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if importlib.util.find_spec(f"{__name__}.{name}") is not None:  # a submodule: no need for the api
-        return importlib.import_module(f"{__name__}.{name}")
-    api = importlib.import_module("dqkit.repair.api")
-    try:
-        return getattr(api, name)
-    except AttributeError:
-        raise AttributeError(f"module 'dqkit.repair' has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__, __all__)

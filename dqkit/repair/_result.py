@@ -134,6 +134,17 @@ class RepairResult(Result):
                                                    f"{self.iterations} iteration(s) ({self.stop_reason}): "
                                                    + ", ".join(broken) + dry)
 
+    def metrics(self) -> dict[str, float]:
+        """Cells changed, iterations, violations found first and remaining, per rule too (no Spark job)."""
+        out = {"changed_cells": float(self.changed_cells), "iterations": float(self.iterations),
+               "remaining_violations": float(self.remaining)}
+        if self.detections:
+            first = dict(self.detections[0])
+            out["violations"] = float(sum(first.values()))
+            out.update({f"rule.{r}.violations": float(v) for r, v in first.items()})
+        out.update({f"rule.{s.name}.remaining": float(s.violations) for s in self.final.summaries})
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         return {"table": self.table, "method": self.method, "rule_methods": dict(self.rule_methods),
@@ -186,9 +197,28 @@ class RepairResult(Result):
             blocks.append(Table("Violations without a fix", pd.DataFrame(self.unfixable(sample_rows),
                                                                          columns=["rule", "t1", "t2"]),
                                 note=f"at most {sample_rows} per rule"))
+        blocks.append(self.graph_block())
         if self.notes:
             blocks.append(Notes("Notes", list(self.notes)))
         return blocks
+
+    def graph_block(self) -> Chart | Notes:
+        """The "Violation graph" section: the input's largest component that fits a readable size
+        (``plot_violation_graph``), drawn only when the section is shown with its charts; a note when
+        the input had no violation."""
+        det = self.first_detection
+        if det is None or det.total_violations == 0:
+            return Notes("Violation graph", ["the input has no violation"])
+        return Chart("Violation graph", "violation_graph", self._draw_graph)
+
+    def _draw_graph(self):
+        from dqkit.contract import charts as ch
+        from dqkit.errors import DqkitError
+
+        try:
+            return self.plot_violation_graph(max_nodes=60)
+        except DqkitError as exc:  # every component is too large to draw legibly: say so in the picture
+            return ch.message_figure("Violation graph", str(exc))
 
     def save(self, target: Any, overwrite: bool = False, **options: Any) -> str:
         """Persist the repair atomically; return where it went.

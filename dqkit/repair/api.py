@@ -27,11 +27,11 @@ from dqkit.rules import validate_rules
 from dqkit.io.sources import CATALOG_PREFIX, read_table
 from dqkit.runtime.sparkutil import cancellable, checkpoint, checkpoint_on_read, col, local_frame
 from dqkit.primitives.violations import row_position, tuple_ids
+from dqkit.repair.methods import METHODS
 
 __all__ = ["repair", "RepairResult", "ViolationHypergraph", "violation_hypergraph", "METHODS", "FD_ROUTES",
            "COMPONENT_COLUMNS", "repair_components", "rule_methods"]
 
-METHODS = ("auto", "equivalence-class", "holistic")
 HIDDEN_TID = "__dqkit_tid"
 HIDDEN_POS = "__dqkit_pos"
 _ORDERING = ("<", "<=", ">", ">=")

@@ -154,6 +154,13 @@ class ReviewResult(Result):
             return Verdict(True, "APPLIED", text)
         return Verdict(False, "CHANGES HELD", f"{text}; {self.held} rejected (rules {', '.join(self.rejected)})")
 
+    def metrics(self) -> dict[str, float]:
+        """Changes proposed, applied and held, in total and per rule."""
+        out = {"changes": float(self.total), "applied": float(self.applied_count), "held": float(self.held)}
+        for rule, counts in self.per_rule.items():
+            out.update({f"rule.{rule}.{k}": float(v) for k, v in dict(counts).items()})
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         v = self.verdict_block()
         return {"table": self.source, "key": self.key, "verdict": v.label, "summary": v.summary,

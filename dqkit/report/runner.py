@@ -1,12 +1,7 @@
-# Long because the report registry, its declared parameters and the papermill run share
-# the parameter checks and the atomic output step; each part alone would re-export most of the others.
 """Reproducible reports: a template notebook executed by papermill, kept as .ipynb and exported to HTML.
 
-Reports are found by name in one registry (``REPORTS``): each ``ReportSpec`` names its template
-notebook, its parameter adapter (``"module:function"``, which checks the template's parameters and
-turns them into the kernel's arguments inside the notebook) and the repeatable command-line names.
-A system declared in the registry (``dqkit.systems``) needs no entry here: its parameters come from its
-``Params`` and its report is the shared template ``system_report`` (or its own), so
+A report is a registered system's (``dqkit.systems``): its parameters come from its ``Params`` and its
+report is the one shared template ``system_report``, whose cells render the result's sections, so
 ``run_report("delta", {"old": ..., "new": ..., "key": ["users=id"]}, "reports/")`` checks the parameters
 with the delta declaration, executes ``templates/system_report.ipynb`` on an explicit kernel and writes
 ``reports/delta_report.ipynb`` (the executed notebook) and ``reports/delta_report.html`` (code hidden,
@@ -16,8 +11,8 @@ half-written report. A template's cells render ``result.sections()`` (``show_res
 says what ``to_html()`` and the widgets say.
 
 Bad parameters (a missing path, an unknown column, a rule file that does not parse, a number out of
-range, an output folder inside an input) are refused by ``preflight_report`` before papermill starts a
-kernel (``dqkit.checks.preflight``: no Spark). A run that still fails inside the kernel writes nothing to the
+range, an output folder inside an input) are refused by the system's ``Params`` before papermill starts
+a kernel (``System.prepare``: no Spark). A run that still fails inside the kernel writes nothing to the
 output folder: the executed notebook, with the error at the top, is kept in a temporary folder named
 by the outcome (and by ``dqkit report`` on stderr), and no HTML page with a traceback is ever made.
 """
@@ -28,55 +23,15 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dqkit.io.atomic import atomic_file
+from dqkit.io.atomic import atomic_files, sweep
 from dqkit.errors import DqkitError, ParameterError
 
 KERNEL = "python3"
-
-
-@dataclass(frozen=True)
-class ReportSpec:
-    """A report: its name, template notebook, parameter adapter and repeatable parameters.
-
-    ``repeatable`` maps a command-line name to (template parameter, separator joining repeats).
-    ``paths`` are parameters holding local paths (made absolute so the record says what was read).
-    """
-
-    name: str
-    template: str
-    adapter: str
-    description: str
-    repeatable: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    paths: tuple[str, ...] = ()
-
-    def arguments(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
-        """The kernel's arguments for these template parameters (checked by the adapter)."""
-        import importlib
-
-        module, _, func = self.adapter.partition(":")
-        return getattr(importlib.import_module(module), func)(**parameters)
-
-
-#: Every report, by name. A system adds its own with ``register_report``.
-REPORTS: dict[str, ReportSpec] = {}
-
-
-def register_report(spec: ReportSpec) -> ReportSpec:
-    """Add (or replace) a report in the registry."""
-    REPORTS[spec.name] = spec
-    return spec
-
-
-def report_spec(name: str) -> ReportSpec:
-    """The registered report ``name``; an unknown name lists the known ones."""
-    if name not in REPORTS:
-        raise ParameterError(f"no report named {name!r}", hint=f"reports: {', '.join(sorted(REPORTS)) or 'none'}")
-    return REPORTS[name]
 
 
 class ReportError(DqkitError):
@@ -115,71 +70,35 @@ REPORT_OPTIONS = {"output": {"default": "", "inferred_type_name": "str",
                              "help": "folder to save the result in (empty: not saved)"}}
 
 
-def _declared(name: str) -> Any:
-    """The registered system ``name`` (``dqkit.systems``), or None for a report not declared there."""
-    from dqkit.systems import all_systems
-
-    return next((s for s in all_systems() if s.name == name), None)
-
-
 def report_names() -> list[str]:
-    """Every report: the registered systems, then the reports not (yet) declared as systems."""
+    """Every report: one per registered system."""
     from dqkit.systems import all_systems
 
-    names = [s.name for s in all_systems()]
-    return names + sorted(n for n in REPORTS if n not in names)
+    return [s.name for s in all_systems()]
 
 
 def template_parameters(name: str) -> dict[str, dict[str, Any]]:
-    """The parameters of report ``name``: {parameter: {default, inferred_type_name, help}}. A registered
-    system's come from its ``Params`` (the one declaration); others from the template's parameters cell."""
-    import papermill
+    """The parameters of report ``name``: {parameter: {default, inferred_type_name, help}}, from the
+    system's ``Params`` (the one declaration), and ``output``."""
+    from dqkit.systems import get
 
-    system = _declared(name)
-    if system is not None:
-        out = {}
-        for s in system.params.specs():
-            kind = getattr(s.kind, "__name__", "str")
-            out[s.name] = {"default": s.format(s.default) if not s.required else None,
-                           "inferred_type_name": "list" if s.repeat else kind,
-                           "help": s.help + (" (required)" if s.required else "")
-                                   + (" (repeat -p for more)" if s.repeat else "")}
-        return {**out, **REPORT_OPTIONS}
-
-    from dqkit.templates import template_path
-
-    spec = report_spec(name)
-    return {k: dict(v) for k, v in papermill.inspect_notebook(str(template_path(spec.template))).items()}
+    out = {}
+    for s in get(name).params.specs():
+        kind = getattr(s.kind, "__name__", "str")
+        out[s.name] = {"default": s.format(s.default) if not s.required else None,
+                       "inferred_type_name": "list" if s.repeat else kind,
+                       "help": s.help + (" (required)" if s.required else "")
+                               + (" (repeat -p for more)" if s.repeat else "")}
+    return {**out, **REPORT_OPTIONS}
 
 
 def collect_parameters(pairs: Iterable[tuple[str, str]], known: Mapping[str, Mapping[str, Any]],
                        name: str = "delta") -> dict[str, Any]:
-    """Fold ``-p NAME VALUE`` pairs into report ``name``'s parameters (joining repeatable ones)."""
-    system = _declared(name)
-    if system is not None:
-        return _collect_declared(system, pairs, known)
-    spec = report_spec(name)
-    out: dict[str, Any] = {}
-    for raw_name, value in pairs:
-        pname = raw_name.replace("-", "_")
-        target, sep = spec.repeatable.get(pname, (pname, ""))
-        if target not in known:
-            repeat = sorted({k for k, (t, _) in spec.repeatable.items() if k != t})
-            raise ParameterError(f"the {spec.name} report has no parameter {raw_name!r}",
-                                 hint=f"parameters: {', '.join(known)}"
-                                      + (f" (repeatable: {', '.join(repeat)})" if repeat else ""))
-        if target in out:
-            if not sep:
-                raise ParameterError(f"parameter {raw_name!r} is given twice", hint="give it once")
-            out[target] = f"{out[target]}{sep}{value}"
-        else:
-            out[target] = value
-    return out
+    """Fold ``-p NAME VALUE`` pairs into report ``name``'s parameters: a repeatable parameter collects
+    a list, others are given once."""
+    from dqkit.systems import get
 
-
-def _collect_declared(system: Any, pairs: Iterable[tuple[str, str]],
-                      known: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """``-p`` pairs of a registered system: a repeatable parameter collects a list, others once."""
+    system = get(name)
     specs = {s.name: s for s in system.params.specs()}
     alias = {a: s.name for s in specs.values() for a in s.aliases}
     out: dict[str, Any] = {}
@@ -245,28 +164,6 @@ def report_record(system: Any, params: Any, result: Any, started: Any, seconds: 
         Facts("Parameters", values), Facts("Run", record), Facts("Reproduce with", {"command": command})])))
 
 
-def _coerce(parameters: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
-            paths: Sequence[str] = ()) -> dict[str, Any]:
-    """Convert numeric strings where the template's default is a number; make local paths absolute."""
-    out: dict[str, Any] = {}
-    for name, value in parameters.items():
-        kind = (known.get(name) or {}).get("inferred_type_name", "None")
-        if isinstance(value, str) and kind in ("float", "int"):
-            try:
-                value = float(value) if kind == "float" else int(value)
-            except ValueError:
-                pass  # left as text: the template reports it, so the record shows the error
-        if name in paths and isinstance(value, str) and value and not value.startswith("catalog:"):
-            value = os.path.abspath(value)
-        out[name] = value
-    return out
-
-
-def report_arguments(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The kernel arguments of report ``name`` for these parameters (used in the template)."""
-    return report_spec(name).arguments(parameters)
-
-
 def show_result(result: Any, sample_rows: int = 10) -> None:
     """Display a result's sections in a notebook: the same blocks as ``result.to_html()``."""
     from IPython.display import HTML, display
@@ -275,22 +172,6 @@ def show_result(result: Any, sample_rows: int = 10) -> None:
     from dqkit.contract.result import sections_html
 
     display(HTML(render.HTML_STYLE + sections_html(result.sections(sample_rows=sample_rows))))
-
-
-def save_results(target: str | os.PathLike, results: Mapping[str, Any], inputs: Iterable[Any] = ()) -> str:
-    """Save several results of one report into one folder, one subfolder each (``NAME/`` per entry),
-    atomically: the folder appears whole or not at all. An existing target, or one touching an input,
-    is refused (``dqkit.contract.result.check_output_target``)."""
-    from dqkit.contract.render import atomic_folder
-    from dqkit.contract.result import check_output_target
-
-    check_output_target(target, inputs)
-
-    def write(tmp: Path) -> None:
-        for name, result in results.items():
-            result.save(tmp / name)
-
-    return str(atomic_folder(target, write))
 
 
 def environment() -> dict[str, str]:
@@ -343,13 +224,9 @@ def to_html(notebook: Any, title: str) -> str:
     return _SCRIPTS.sub("", body)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    atomic_file(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-
-
 def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike, *,
                kernel_name: str = KERNEL, timeout: float | None = None) -> ReportOutcome:
-    """Execute template ``name`` with ``parameters`` and write OUT/<template>.ipynb and .html.
+    """Execute system ``name``'s report with ``parameters`` and write OUT/NAME_report.ipynb and .html.
 
     Unknown parameter names raise ``ParameterError`` before anything runs. A failure inside the
     notebook does not raise: both files are written (the notebook with the error at the top) and the
@@ -361,29 +238,14 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
     from jupyter_client.kernelspec import NoSuchKernel
     from papermill.exceptions import PapermillExecutionError
 
-    from dqkit.templates import template_path
-
     from dqkit.runtime.session import redirect_stderr_fd
+    from dqkit.systems import get
 
-    system = _declared(name)
-    if system is not None:
-        template, params = _declared_parameters(system, parameters, out_dir)
-        stem = f"{name}_report"
-    else:
-        spec = report_spec(name)
-        template = template_path(spec.template)
-        known = template_parameters(name)
-        unknown = [k for k in parameters if k not in known]
-        if unknown:
-            raise ParameterError(f"the {spec.name} report has no parameter {unknown[0]!r}",
-                                 hint=f"parameters: {', '.join(known)}")
-        params = _coerce(parameters, known, spec.paths)
-        preflight_report(name, params, out_dir)
-        if "report_dir" in known:  # the template's record names the folder it was written to
-            params["report_dir"] = str(Path(out_dir).resolve())
-        stem = template.stem
+    template, params = _declared_parameters(get(name), parameters, out_dir)
+    stem = f"{name}_report"
     out = Path(out_dir)
     nb_path, html_path = out / f"{stem}.ipynb", out / f"{stem}.html"
+    sweep(html_path)  # a killed report's commit is finished (or its temporaries removed) before this one runs
     work = Path(tempfile.mkdtemp(prefix=f"dqkit-{name}-report-"))  # outside OUT: a failure leaves OUT as it was
     tmp_nb = work / f"{stem}.ipynb"
     error = error_class = None
@@ -416,8 +278,10 @@ def run_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathL
     try:
         html = to_html(executed, f"dqkit {name} report")
         out.mkdir(parents=True, exist_ok=True)
-        _write_atomic(html_path, html)
-        atomic_file(nb_path, lambda tmp: _copy(tmp_nb, tmp))  # the work folder may be on another file system
+        # the page and the notebook land together (one journaled commit); the work folder may be on
+        # another file system
+        atomic_files({html_path: lambda tmp: tmp.write_text(html, encoding="utf-8"),
+                      nb_path: lambda tmp: _copy(tmp_nb, tmp)})
     finally:
         _remove_tree(work)
     return ReportOutcome(nb_path, html_path, params, seconds)
@@ -454,31 +318,6 @@ def _remove_tree(path: Path) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def preflight_report(name: str, parameters: Mapping[str, Any], out_dir: str | os.PathLike | None = None) -> None:
-    """The Spark-free checks of report ``name``'s parameters (``dqkit.checks.preflight``), run before papermill
-    starts a kernel: paths, rules, specs, queries, keys and columns, numbers, and the output folders
-    (OUTDIR and ``output`` never overlap an input). Raises a ``DqkitError`` with a hint."""
-    from dqkit.checks import preflight as pf
-
-    p = {k: (None if _blank(v) else v) for k, v in parameters.items()}
-    inputs = [p[k] for k in report_spec(name).paths if k != "output" and p.get(k)]
-    if out_dir is not None:
-        pf.check_out(out_dir, inputs, overwrite=True)  # a report folder is reused; never an input
-    n = "sample_rows"
-    pf.check_number(p.get(n), n, low=0, integer=True)
-
-
-def _need(p: Mapping[str, Any], *names: str) -> None:
-    missing = [n for n in names if p.get(n) is None]
-    if missing:
-        raise ParameterError(f"the report needs {', '.join(missing)}",
-                             hint=" ".join(f"-p {n} VALUE" for n in missing))
 
 
 KERNEL_LOG = os.path.join(tempfile.gettempdir(), f"dqkit-report-kernel-{os.getuid() if hasattr(os, 'getuid') else 0}.log")

@@ -13,11 +13,11 @@ import os
 import re
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator
 from urllib.parse import urlparse
 
 from dqkit.errors import ParameterError
+from dqkit.io.atomic import temp_name
 
 #: the checkpoint folder of every session this process (and a report kernel it starts) creates
 CHECKPOINT_ENV = "DQKIT_CHECKPOINT_DIR"
@@ -94,8 +94,7 @@ def checkpoint_scope(folder: str | None, out: str | None) -> Iterator[None]:
     pushed = False
     if out and not out.startswith("catalog:") and local_path(out) is not None:
         target = os.path.abspath(local_path(out) or out)
-        _near.append(os.path.join(os.path.dirname(target),
-                                  f".{os.path.basename(target)}.checkpoint-{uuid.uuid4().hex[:8]}"))
+        _near.append(str(temp_name(target, "ckpt")))  # named for this run: a killed run's is swept
         pushed = True
     try:
         yield

@@ -21,8 +21,8 @@ __all__ = ["ExitCodes", "Params", "ParamSpec", "System", "all_systems", "get", "
 BUILTIN = ("dqkit.systems.delta:DELTA", "dqkit.systems.detect:DETECT", "dqkit.systems.repair:REPAIR",
            "dqkit.systems.review:REVIEW", "dqkit.systems.dedup:DEDUP",
            "dqkit.systems.dedup_diff:DEDUP_DIFF", "dqkit.systems.tcfc:TCFC",
-           "dqkit.systems.lake:LAKE", "dqkit.systems.query:QUERY",
-           "dqkit.systems.discover:DISCOVER")
+           "dqkit.systems.lake:LAKE", "dqkit.systems.query:QUERY", "dqkit.systems.discover:DISCOVER",
+           "dqkit.systems.profile:PROFILE", "dqkit.systems.history:HISTORY")
 
 _SYSTEMS: dict[str, System] = {}
 _loaded = False

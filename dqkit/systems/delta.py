@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.delta._names import STAGES
+from dqkit.delta.schema import SCHEMA_CHANGES
 from dqkit.systems.base import Params, System, param
-
-STAGES = ("dedup", "row", "column")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,17 @@ class DeltaParams(Params):
                                     choices=STAGES, metavar="STAGE[,STAGE]")
     abs_tol: float = param(0.0, help="absolute float tolerance in column validation", low=0)
     rel_tol: float = param(0.0, help="relative float tolerance in column validation", low=0)
+    rename: tuple[str, ...] = param((), help="a column renamed from the old version to the new one, compared "
+                                             "under its new name (dqkit proposes renames it finds evidence "
+                                             "for, and never applies one itself)",
+                                    repeat=True, metavar="TABLE.OLD=NEW")
+    tolerance: tuple[str, ...] = param((), help="a numeric column's tolerance in column validation, absolute "
+                                                "or relative with %: a difference within it counts as equal",
+                                       repeat=True, metavar="TABLE.COL=ABS|REL%")
+    schema_changes: str = param("report", help="what a schema change (a column added, dropped, renamed or "
+                                               "retyped, a table added or dropped) does: report it (exit 1) "
+                                               "or fail (exit 2, before Spark starts)",
+                                choices=SCHEMA_CHANGES)
     sample_rows: int = param(10, help="rows shown per sample (text, html, report)", low=0, metavar="N")
 
     def validate(self) -> None:
@@ -37,11 +48,15 @@ class DeltaParams(Params):
         footers and headers); the key syntax reads."""
         from dqkit.checks import preflight
         from dqkit.checks.params import parse_keys
+        from dqkit.errors import ParameterError
 
+        if not self.stages:
+            raise ParameterError("no stage given", hint=f"--stages takes a comma-separated subset of {','.join(STAGES)}")
         parse_keys(list(self.key))
         preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
-                        stages=",".join(self.stages), abs_tol=self.abs_tol, rel_tol=self.rel_tol,
-                        sample_rows=self.sample_rows)
+                        abs_tol=self.abs_tol, rel_tol=self.rel_tol, sample_rows=self.sample_rows,
+                        renames=list(self.rename), tolerances=list(self.tolerance),
+                        schema_changes=self.schema_changes)
 
 
 def run(params: DeltaParams, *, spark: Any = None, progress: Any = None, cancel: Any = None) -> Any:
@@ -51,7 +66,8 @@ def run(params: DeltaParams, *, spark: Any = None, progress: Any = None, cancel:
 
     return delta(params.old, params.new, tables=list(params.tables) or None, exclude=list(params.exclude),
                  keys=parse_keys(list(params.key)), stages=list(params.stages), abs_tol=params.abs_tol,
-                 rel_tol=params.rel_tol, spark=spark, progress=progress)
+                 rel_tol=params.rel_tol, renames=list(params.rename), tolerances=list(params.tolerance),
+                 schema_changes=params.schema_changes, spark=spark, progress=progress)
 
 
 DELTA = System(

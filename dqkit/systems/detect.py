@@ -95,7 +95,7 @@ DETECT = System(
                 "first violations and their candidate fixes.",
     params=DetectParams,
     run=run,
-    template="detect_report",
+    template="system_report",
     tabs=(("Summary", ("Verdict", "Facts")), ("Violations", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no violation", 1: "violations (with --since: the text says how many are new)", 2: "error"},
     output="summary, plan, violations and candidate fixes",

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.lake.modes import MODES
 from dqkit.systems.base import Params, System, param
-
-MODES = ("paper", "strict")
 
 
 def check_lake_options(*, verify: bool, bag: bool, plan: bool, costs: str | None) -> None:
@@ -72,7 +71,7 @@ LAKE = System(
                 "skipped and the verdict is INCOMPLETE, exit 2 (the skipped tables are counted and named).",
     params=LakeParams,
     run=run,
-    template="lake_report",
+    template="system_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Edges", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no containment", 1: "containments found", 2: "error"},
     output="the edges, summary and report",

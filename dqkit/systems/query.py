@@ -139,6 +139,9 @@ class QueryParams(Params):
         for q in self.queries():
             check_query(tables, rules, keys, q)
         if self.state:
+            from dqkit.io.atomic import sweep
+
+            sweep(self.state)  # what a killed query left beside the state goes first
             check_state_folder(self.state)
 
     def inputs(self) -> list[Any]:

@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dqkit.repair.methods import METHODS
 from dqkit.systems._rules import RulesParams
 from dqkit.systems.base import System, param
-
-#: dqkit.repair.METHODS, spelled here so that ``dqkit --help`` and a refusal load no Spark (a test pins it)
-METHODS = ("auto", "equivalence-class", "holistic")
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ REPAIR = System(
                 "changed (old -> new) and the violations left without a fix.",
     params=RepairParams,
     run=run,
-    template="repair_report",
+    template="system_report",
     tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Changes", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "no violation remains", 1: "violations without a fix remain", 2: "error"},
     output="the repaired table: NAME.csv or NAME.parquet (the change list beside it as NAME.changes.csv/.parquet), "

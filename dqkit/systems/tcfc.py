@@ -21,10 +21,10 @@ from typing import Any
 
 from dqkit.errors import ParameterError, SourceError
 from dqkit.systems.base import Params, System, param
+from dqkit.tcfc.model import GRACE_S, ORDERS
 
-ORDERS = ("default", "breadth_first")  # dqkit.tcfc.algorithm.ORDERS (tests/test_tcfc.py holds them equal)
-#: dqkit.tcfc.GRACE_S, stated in --help without importing the kernel (a test holds them equal)
-GRACE_TEXT = "1.5 s"
+#: dqkit.tcfc.GRACE_S as --help states it
+GRACE_TEXT = f"{GRACE_S:g} s"
 
 
 def _budget(raw: Any) -> float | None:

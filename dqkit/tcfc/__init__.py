@@ -10,15 +10,42 @@ cross, and when the budget expires the run returns what it found so far (UNCOMPL
 """
 from __future__ import annotations
 
-from dqkit.tcfc.algorithm import (COMPLETED, DIFF, EXCESS, GRACE_S, MISSING, UNCOMPLETED, Difference, Job,
-                                  breadth_first, default_order, run_tcfc)
-from dqkit.tcfc.checks import check_levels
-from dqkit.tcfc.result import EXIT_UNCOMPLETED, TcfcResult
-from dqkit.tcfc.spec import (Aggregate, CompareSpec, Level, Side, SpecError, TcfcSpec, dump_spec, load_spec,
-                             mask_url, parse_spec)
+import importlib
+from typing import Any
 
-tcfc = run_tcfc
+#: where each public name lives; importing the package loads none of them (nor pandas) until first use
+_WHERE = {
+    "tcfc": "algorithm:run_tcfc", "run_tcfc": "algorithm:run_tcfc", "Difference": "model:Difference",
+    "Job": "model:Job", "COMPLETED": "model:COMPLETED", "UNCOMPLETED": "model:UNCOMPLETED",
+    "MISSING": "model:MISSING", "EXCESS": "model:EXCESS", "DIFF": "model:DIFF", "GRACE_S": "model:GRACE_S",
+    "ORDERS": "model:ORDERS", "default_order": "compare:default_order", "breadth_first": "compare:breadth_first",
+    "check_levels": "checks:check_levels", "TcfcResult": "result:TcfcResult",
+    "EXIT_UNCOMPLETED": "result:EXIT_UNCOMPLETED",
+    **{n: f"spec:{n}" for n in ("Aggregate", "CompareSpec", "Level", "Side", "SpecError", "TcfcSpec", "dump_spec",
+                                "load_spec", "mask_url", "parse_spec")},
+}
 
 __all__ = ["tcfc", "run_tcfc", "TcfcResult", "TcfcSpec", "CompareSpec", "Level", "Aggregate", "Side", "SpecError",
            "load_spec", "parse_spec", "dump_spec", "mask_url", "check_levels", "Difference", "Job", "default_order",
-           "breadth_first", "COMPLETED", "UNCOMPLETED", "MISSING", "EXCESS", "DIFF", "GRACE_S", "EXIT_UNCOMPLETED"]
+           "breadth_first", "COMPLETED", "UNCOMPLETED", "MISSING", "EXCESS", "DIFF", "GRACE_S", "ORDERS",
+           "EXIT_UNCOMPLETED"]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name loads its module on first use (PEP 562); a submodule is imported as usual."""
+    if name in _WHERE:
+        module, _, attr = _WHERE[name].partition(":")
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -34,12 +34,12 @@ from dqkit.tcfc.engines import BoundPair, EnginePool, SparkEngine, Unrepresentab
 from dqkit.tcfc.engines import max_batch as engine_max_batch
 from dqkit.tcfc.model import (  # noqa: F401 - the job model, re-exported where it was first defined
     COMPLETED, DIFF, ERROR, EXCESS, GRACE_S, HEALTHY, MISSING, REUSE, ROOT, UNCOMPLETED, _GROUP, Difference, Job,
-    JobRecord, RunState, project,
+    ORDERS, JobRecord, RunState, project,
 )
 from dqkit.tcfc.spec import CompareSpec, TcfcSpec, check_budget, check_run_options, load_spec
 
 from dqkit.tcfc.compare import (  # noqa: F401 - the orders, re-exported where they were first defined
-    EQUAL_SAMPLE, ORDERS, breadth_first, classify, default_order, sorted_values,
+    EQUAL_SAMPLE, ORDER_FUNCTIONS, breadth_first, classify, default_order, sorted_values,
 )
 
 
@@ -139,7 +139,11 @@ class Scheduler:
             if self.expired() or any(p.name not in self.bound for p in self.spec.pairs):
                 break
             _, _, job = heapq.heappop(self.queue)
-            outcome = self._run_job(job)
+            try:
+                outcome = self._run_job(job)
+            except BaseException:  # an engine failed (a server lost mid-run): the job stays to do
+                st.pending.append(job)
+                raise
             if outcome is None:  # interrupted by the deadline or a cancel
                 st.pending.append(job)
                 break
@@ -390,7 +394,7 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
             from dqkit.errors import ParameterError
 
             raise ParameterError(f"unknown job order {order!r}", hint=f"use one of {', '.join(ORDERS)}")
-        order_fn = ORDERS[order]
+        order_fn = ORDER_FUNCTIONS[order]
     else:
         order_fn = order
     if reuse_mode not in ("prune", "resume"):
@@ -410,9 +414,30 @@ def run_tcfc(spec: TcfcSpec | Mapping[str, Any] | str, budget: float | None = No
             sched.stored_leaves = stored.leaves
     try:
         state = sched.run(resume)
+    except Exception:
+        if reuse is not None:  # a server lost mid-run: what was proven is kept for the next --reuse run
+            _keep_proven(reuse, tspec, sched)
+        raise
     finally:
         pool_for_result = pool
     if reuse is not None:
         st_mod.save_state(reuse, tspec, state)
     result = TcfcResult(tspec, state, sched.bound, pool_for_result, reuse=reuse)
     return result
+
+
+def _keep_proven(reuse: Any, tspec: Any, sched: Scheduler) -> None:
+    """Save the state of a run an engine failure ended: the leaves proven so far, the rest pending
+    (UNCOMPLETED), so ``--reuse`` skips what is proven once the server is back. Best effort: the
+    failure itself is what the caller reports."""
+    from dqkit.tcfc import state as st_mod
+
+    st = sched.state
+    st.pending += [j for _, _, j in sorted(sched.queue)]
+    st.status = UNCOMPLETED
+    st.notes.append("stopped by an engine failure; the proven leaves are kept for the next --reuse run")
+    try:
+        st_mod.save_state(reuse, tspec, st)
+    except Exception:  # noqa: BLE001 - keep the engine's error, not this one
+        pass
+

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from dqkit.tcfc.engines import BoundPair, Unrepresentable, normalise
-from dqkit.tcfc.model import DIFF, EXCESS, MISSING, Difference, Job, _GROUP
+from dqkit.tcfc.model import DIFF, EXCESS, MISSING, ORDERS, Difference, Job, _GROUP
 from dqkit.tcfc.spec import Aggregate
 
 
@@ -25,7 +25,8 @@ def breadth_first(job: Job) -> tuple:
     return (job.level, -job.priority, job.seq)
 
 
-ORDERS: dict[str, Callable[[Job], tuple]] = {"default": default_order, "breadth_first": breadth_first}
+#: each job order (``dqkit.tcfc.model.ORDERS``) with its sort key
+ORDER_FUNCTIONS: dict[str, Callable[[Job], tuple]] = dict(zip(ORDERS, (default_order, breadth_first), strict=True))
 
 
 def sort_key(v: Any) -> tuple:

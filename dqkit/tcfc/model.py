@@ -13,6 +13,8 @@ MISSING, EXCESS, DIFF = "MISSING", "EXCESS", "DIFF"
 ROOT, REUSE, ERROR, HEALTHY = "ROOT", "REUSE", "ERROR", "HEALTHY"
 _GROUP = {ROOT: 0, REUSE: 1, ERROR: 2, HEALTHY: 3}
 COMPLETED, UNCOMPLETED = "COMPLETED", "UNCOMPLETED"
+#: the job orders a run can take (``dqkit.tcfc.compare.ORDER_FUNCTIONS`` gives each its sort key)
+ORDERS: tuple[str, ...] = ("default", "breadth_first")
 
 
 @dataclass(frozen=True)

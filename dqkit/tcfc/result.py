@@ -252,6 +252,17 @@ class TcfcResult(Result):
         return fig
 
     # ----- the contract
+    def metrics(self) -> dict[str, float]:
+        """Per pair ``PAIR.differing_fragments`` and ``PAIR.rows_differing_at_least``, pairs differing,
+        whether it completed, queries and bytes crossed."""
+        from dqkit.contract.metrics import pick
+
+        out = {"differing_pairs": float(len(self.differing_pairs())), "completed": float(self.status == "COMPLETED"),
+               "queries": float(self.queries), "bytes_crossed": float(self.bytes_crossed)}
+        for row in self.coverage().to_dict("records"):
+            out.update(pick(row, ("differing_fragments", "rows_differing_at_least", "deepest_level"), f"{row['pair']}."))
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         cov = self.coverage()
         return {

@@ -21,7 +21,7 @@ from pathlib import Path
 import pyspark
 
 SPARK_HOME = Path(pyspark.__file__).parent
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # C1-only JIT and the serial GC: these JVMs live minutes on tiny data (see the Makefile's TEST_JVM)
 JVM_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 

@@ -8,7 +8,7 @@ from a CDN by the exported page, which these machines cannot reach, so the check
 widget state in the page and draws each tab's HTML into the page itself: what the front end would
 show in that tab, measured as rendered text.
 
-``screenshot(html, png)`` writes one PNG of a report page; ``python tests/ui_browser.py screenshots``
+``screenshot(html, png)`` writes one PNG of a report page; ``python tests/support/ui_browser.py screenshots``
 runs every system's report on its bundled example and writes docs/img/<system>_report.png.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 
 #: the check run in the page: error outputs, and every Tab model of the embedded widget state with
@@ -169,7 +169,7 @@ def report_screenshots(out: Path = ROOT / "docs" / "img", work: Path = ROOT / "r
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] != "screenshots":
-        sys.exit("usage: python tests/ui_browser.py screenshots [SYSTEM ...]")
+        sys.exit("usage: python tests/support/ui_browser.py screenshots [SYSTEM ...]")
     missing = browser_missing()
     if missing:
         sys.exit(f"make screenshots needs a browser: {missing}")

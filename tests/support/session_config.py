@@ -1,4 +1,4 @@
-"""The test session's Spark settings, shared by the ``spark`` fixture and tests/jvm_archive.py (whose
+"""The test session's Spark settings, shared by the ``spark`` fixture and tests/support/jvm_archive.py (whose
 archive holds the classes a JVM with these settings loads)."""
 from __future__ import annotations
 

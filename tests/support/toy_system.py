@@ -1,6 +1,6 @@
 """A toy eighth system, declared the way the seven are: it counts the NULLs of one column.
 
-The registry test loads it through ``DQKIT_SYSTEMS=toy_system:TOY`` and shows that it gets a CLI
+The registry test loads it through ``DQKIT_SYSTEMS=support.toy_system:TOY`` and shows that it gets a CLI
 subcommand, a report and a widget with no other code.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Write a class-data-sharing archive of the classes a test JVM loads: ``python tests/jvm_archive.py PATH``.
+"""Write a class-data-sharing archive of the classes a test JVM loads: ``python tests/support/jvm_archive.py PATH``.
 
 Every JVM the suite starts (the test workers' sessions, report and tutorial kernels, CLI subprocesses)
 loads ~20,000 of Spark's classes from its jars again; mapped from one archive, a local session starts in
@@ -15,14 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _workload() -> int:
     """Run every registered system's bundled example once (a failure is reported, not fatal)."""
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     os.chdir(ROOT)
-    from session_config import test_session_config
+    from support.session_config import test_session_config
 
     from dqkit.runtime.session import get_spark
     from dqkit.systems import all_systems

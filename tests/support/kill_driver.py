@@ -1,9 +1,9 @@
 """A ``dqkit delta`` driver that kills one executor of the test cluster mid-run (run by test_cluster.py).
 
-``python tests/kill_driver.py gen N DIR`` writes two versions of a table ``t`` (N rows each, 1.5 % of
+``python tests/support/kill_driver.py gen N DIR`` writes two versions of a table ``t`` (N rows each, 1.5 % of
 them updated, 8 Parquet files per side) into DIR/old and DIR/new and prints the number of updates.
 
-``python tests/kill_driver.py run MASTER DATA OUT WORKER_PID[,PID] [--no-kill]`` runs
+``python tests/support/kill_driver.py run MASTER DATA OUT WORKER_PID[,PID] [--no-kill]`` runs
 ``dqkit delta DATA/old DATA/new --key t=id --format json --out OUT`` in-process on MASTER while a thread
 polls the status tracker: once a stage of the fingerprint job has finished a task and still has
 work left, it SIGKILLs one executor JVM whose parent is one of the given workers. Prints the CLI's JSON, then

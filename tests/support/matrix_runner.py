@@ -1,6 +1,6 @@
 """Every dqkit command on its small bundled example, in one interpreter, against one Spark backend.
 
-``python tests/matrix_runner.py INPUTS OUT [--master URL | --remote URL]`` runs ``dqkit.cli.main`` in-process
+``python tests/support/matrix_runner.py INPUTS OUT [--master URL | --remote URL]`` runs ``dqkit.cli.main`` in-process
 for each command (one JVM start per backend, not one per command) and prints one JSON document:
 ``{command: {"exit": code, "json": parsed stdout or null, "seconds": wall time, "err": stderr tail,
 "checkpoints": folders of reliable checkpoints it created}}``.
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"
 
 PEOPLE_CONFIG = """\

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UPDATE_ENV = "DQKIT_UPDATE_SNAPSHOTS"
 
 

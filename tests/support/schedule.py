@@ -5,7 +5,7 @@ order (most tests first) left the cluster file (5 tests, ~300 s) and the local-g
 for last, so one worker ran them alone for minutes while the other sat idle. Longest first (the LPT rule)
 leaves only short files for the end. The weights are each file's seconds in a full run
 (``file_durations.json``); a file not listed there counts as a short one. Refresh them from a full run's
-JUnit report: ``python tests/schedule.py report.xml`` (pytest ``--junitxml=report.xml``).
+JUnit report: ``python tests/support/schedule.py report.xml`` (pytest ``--junitxml=report.xml``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-WEIGHTS = Path(__file__).with_name("file_durations.json")
+WEIGHTS = Path(__file__).resolve().parents[1] / "file_durations.json"  # beside the test files it weighs
 T = TypeVar("T")
 
 
@@ -64,7 +64,7 @@ def weights_from_junit(report: Path, root: Path) -> dict[str, float]:
 def main(argv: Iterable[str]) -> int:
     args = list(argv)
     if len(args) != 1:
-        print("usage: python tests/schedule.py JUNIT_REPORT.xml  (writes tests/file_durations.json)", file=sys.stderr)
+        print("usage: python tests/support/schedule.py JUNIT_REPORT.xml  (writes tests/file_durations.json)", file=sys.stderr)
         return 2
     weights = weights_from_junit(Path(args[0]), WEIGHTS.parent.parent)
     WEIGHTS.write_text(json.dumps(weights, indent=1) + "\n")
