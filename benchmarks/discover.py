@@ -26,13 +26,11 @@ import re
 import sys
 import time
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from data.planted import planted_table  # noqa: E402
-from dqkit.discover.api import rank  # noqa: E402
 from dqkit.discover.dc import MIRROR, discover_dcs  # noqa: E402
 from dqkit.discover.driver import DriverMeasure, encode  # noqa: E402
 from dqkit.discover.lattice import search_fds  # noqa: E402

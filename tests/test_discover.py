@@ -18,13 +18,12 @@ from hypothesis import strategies as st
 from dqkit.cli import main
 from dqkit.discover.api import rank
 from dqkit.discover.driver import DriverMeasure, encode
-from dqkit.discover.lattice import DiscoveredFD, ident, search_fds
-from dqkit.rules import load_rules, parse_rule, rules_from_yaml
+from dqkit.discover.lattice import DiscoveredFD, search_fds
+from dqkit.rules import load_rules, parse_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE1 = ROOT / "data" / "bigdansing_table1.csv"
-sys.path.insert(0, str(ROOT))
-from data.planted import planted_table  # noqa: E402
+from dqkit.data.planted import planted_table  # noqa: E402  (data/ installs as dqkit.data)
 
 
 # ------------------------------------------------------------------------------------ the oracle

@@ -5,7 +5,7 @@ A left-hand side X is kept as its *stripped partition*: the rows lying in groups
 that agree on X, with their group numbers (rows alone in their group can violate nothing and support
 nothing). ``X ∪ {B}`` is X's partition refined by B's codes. For ``X -> A`` the rows to delete are, per
 group of X, its size less the largest subgroup agreeing on A (g3's numerator); the rows X covers are
-the stripped partition's size.
+the stripped partition's size (``violations_many``, for several right-hand sides at once).
 """
 from __future__ import annotations
 
@@ -65,25 +65,13 @@ class Partition:
         key = self.gid * (int(sub.max()) + 1) + sub
         ids, _ = pd.factorize(key)
         sizes = np.bincount(ids)
-        keep = sizes[ids] >= 2
-        if not keep.any():
+        big = np.flatnonzero(sizes >= 2)
+        if not len(big):
             return Partition(np.zeros(0, np.int64), np.zeros(0, np.int64), 0)
-        kept_ids = ids[keep]
-        dense, uniq = pd.factorize(kept_ids)
-        return Partition(self.rows[keep], dense.astype(np.int64), len(uniq))
-
-    def violations(self, codes: np.ndarray) -> int:
-        """Rows to delete so that this partition's left-hand side determines the column ``codes``:
-        per group, its size less its largest subgroup agreeing on the column."""
-        if not len(self.rows):
-            return 0
-        sub = codes[self.rows]
-        m = int(sub.max()) + 1
-        key = self.gid * m + sub
-        uniq, counts = np.unique(key, return_counts=True) if len(key) < 4096 else _counts(key)
-        best = np.zeros(self.groups, dtype=np.int64)
-        np.maximum.at(best, uniq // m, counts)
-        return int(len(self.rows) - best.sum())
+        keep = sizes[ids] >= 2
+        remap = np.full(len(sizes), -1, dtype=np.int64)
+        remap[big] = np.arange(len(big), dtype=np.int64)  # the groups kept, numbered densely
+        return Partition(self.rows[keep], remap[ids[keep]], len(big))
 
 
 def _counts(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
