@@ -11,6 +11,7 @@ import ipywidgets as W
 
 from dqkit.contract import render
 from dqkit.errors import ParameterError
+from dqkit.systems import get
 from dqkit.widgets.result_view import wrap
 
 __all__ = ["RuleSuggestions"]
@@ -45,13 +46,13 @@ class RuleSuggestions(W.VBox):
     def suggest(self, result: Any = None, *, error: float | None = None, top: int | None = None,
                 **options: Any) -> list[Any]:
         """Fill the list from ``result`` (a ``DiscoverResult``), or discover on the controller's table
-        with ``error`` and ``top`` (and ``dqkit.discover.discover``'s other options); returns the rules."""
-        if result is None:
-            from dqkit.discover import discover
-
+        with ``error`` and ``top`` (and the discover declaration's other parameters); returns the rules."""
+        if result is None:  # the discover system's own run, on the controller's table (a DataFrame)
             frame = self.controller.frame()
-            result = discover(frame, error=self.error.value if error is None else error,
-                              top=self.top.value if top is None else top, spark=frame.sparkSession, **options)
+            system = get("discover")
+            params = system.prepare(table=frame, error=self.error.value if error is None else error,
+                                    top=self.top.value if top is None else top, **options)
+            result = system.run(params, spark=frame.sparkSession)
         self.items = sorted(result.rules, key=lambda r: -r.score)
         self.choices.options = [(suggestion_label(r), i) for i, r in enumerate(self.items)]
         note = "" if result.complete else " (bounded search: " + "; ".join(result.notes) + ")"

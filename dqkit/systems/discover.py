@@ -20,7 +20,7 @@ class DiscoverParams(Params):
     """What ``dqkit discover``, ``dqkit report discover`` and the discover widget take."""
 
     table: str = param(help="the table: a Parquet, CSV or JSON path, or catalog:db.table", positional=True,
-                       input=True)
+                       input=True, accepts="table")
     key: str | None = param(None, help="a column identifying rows: left out of the search (a key determines "
                                        "every column, which says nothing)", parse=blank_to_none, metavar="COL")
     columns: tuple[str, ...] = param((), help="search only these columns (default: every column but --key)",
@@ -46,6 +46,8 @@ class DiscoverParams(Params):
         if not self.error < 1:
             raise ParameterError(f"--error must be at least 0 and below 1, not {self.error!r}",
                                  hint="an error of 1 lets every rule hold: give a share such as 0.05")
+        if self.in_memory("table"):  # a notebook's DataFrame: its columns are checked when it is read
+            return
         path = preflight.check_table(self.table, "the table")
         columns = preflight.table_columns(path)
         if columns is not None:
@@ -91,7 +93,8 @@ def run(params: DiscoverParams, *, spark: Any = None, progress: Any = None, canc
 
     return discover(params.table, key=params.key, columns=list(params.columns) or None, error=params.error,
                     max_lhs=params.max_lhs, dc=params.dc, dc_predicates=params.dc_predicates, top=params.top,
-                    route=params.route, spark=spark, progress=progress, name=str(params.table))
+                    route=params.route, spark=spark, progress=progress,
+                    name="table" if params.in_memory("table") else str(params.table))
 
 
 DISCOVER = System(
