@@ -170,6 +170,11 @@ def run_gates(seeds: int, rows: int, fpr: float, clean_from: int) -> None:
             detected["dqkit"][inc] += bool(ours)
             detected["online_normal"][inc] += bool(theirs)
         print(f"seed {seed}: done at {time.monotonic() - t0:.0f} s, load {os.getloadavg()[0]:.1f}", flush=True)
+        summary(seed + 1, rows, fpr, detected, alarms, judged, per_metric_alarms, t0)
+
+
+def summary(seeds, rows, fpr, detected, alarms, judged, per_metric_alarms, t0) -> None:
+    """The table so far (printed after every seed, so a cut run still reports what it measured)."""
     print(f"\n{seeds} seeds, {rows} rows a night, fpr {fpr}; clean metric-nights judged: {judged}")
     print(f"{'incident':<14}{'dqkit':>8}{'OnlineNormal':>14}")
     for inc in INCIDENTS:
@@ -179,7 +184,7 @@ def run_gates(seeds: int, rows: int, fpr: float, clean_from: int) -> None:
         print(f"{who}: recall {rec:.1%}, false alarms {alarms[who]} / {judged} = {alarms[who] / judged:.2%}")
     worst = sorted(per_metric_alarms.items(), key=lambda kv: -kv[1])[:8]
     print("dqkit's false alarms by metric:", worst)
-    print(f"wall {time.monotonic() - t0:.0f} s, load {os.getloadavg()}")
+    print(f"wall {time.monotonic() - t0:.0f} s, load {os.getloadavg()}", flush=True)
 
 
 # ----------------------------------------------------------------------------- the costs

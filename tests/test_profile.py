@@ -102,3 +102,15 @@ def test_an_unknown_column_is_refused_before_spark(tmp_path, capsys):
     PDF.to_csv(table, index=False)
     assert main(["profile", str(table), "--columns", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_a_catalog_history_appends_rows_and_reads_them_back(spark):
+    from dqkit.history.series import series_of
+    from dqkit.history.store import History, new_run
+
+    spark.sql("DROP TABLE IF EXISTS dq_hist_test.h")
+    h = History("catalog:dq_hist_test.h")
+    for i in range(2):
+        h.append(new_run("profile", "t", "d", {"rows": 10.0 + i}, dt.date(2026, 1, 1 + i)), spark)
+    (s,) = series_of(h.read(spark)).values()
+    assert [r[3]["rows"] for r in s.runs] == [10.0, 11.0]

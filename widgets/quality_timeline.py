@@ -8,7 +8,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from dqkit.contract import render
+from dqkit.contract.result import Table, sections_html
 from dqkit.history._defaults import DEFAULT_FPR, MIN_RUNS
 
 TABLE_LEVEL = "(table)"
@@ -104,4 +104,4 @@ class QualityTimeline(W.VBox):
         self.chart.value = png_bytes(self.controller.figure(*args))
         bad = frame[frame["anomalous"]]
         self.flagged.value = ("<p>no anomalous run</p>" if bad.empty else
-                              "<h4>Anomalous runs</h4>" + render.html_table(bad.reset_index(drop=True), None))
+                              sections_html([Table("Anomalous runs", bad.reset_index(drop=True))]))

@@ -158,8 +158,12 @@ class History:
         if self.catalog is not None:
             from dqkit.runtime.session import get_spark
 
+            from dqkit.runtime.sparkutil import quote_ident as q
+
             spark = spark or get_spark()
-            spark.createDataFrame(table.to_pandas()).write.mode("append").saveAsTable(self.catalog)
+            db, name = self.catalog.split(".")
+            spark.sql(f"CREATE DATABASE IF NOT EXISTS {q(db)}")
+            spark.createDataFrame(table.to_pandas()).write.mode("append").saveAsTable(f"{q(db)}.{q(name)}")
             return f"{CATALOG}{self.catalog}"
         from dqkit.io.atomic import atomic_file
 
