@@ -165,9 +165,10 @@ class History:
             spark.sql(f"CREATE DATABASE IF NOT EXISTS {q(db)}")
             spark.createDataFrame(table.to_pandas()).write.mode("append").saveAsTable(f"{q(db)}.{q(name)}")
             return f"{CATALOG}{self.catalog}"
-        from dqkit.io.atomic import atomic_file
+        from dqkit.io.atomic import atomic_file, sweep_folder
 
         self.path.mkdir(parents=True, exist_ok=True)
+        sweep_folder(self.path)  # a killed append's temporary (every append writes a new name) goes now
         if not (self.path / MARKER).exists():
             atomic_file(self.path / MARKER,
                         lambda tmp: tmp.write_text(json.dumps({"format": FORMAT}) + "\n", encoding="utf-8"))
