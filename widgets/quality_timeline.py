@@ -1,6 +1,6 @@
 """QualityTimeline: pick a table, a column and a metric of a history; see its line, its band and its
 flagged runs. A thin presentation: ``TimelineController`` (plain Python) reads the history once with
-``dqkit.history`` and draws through ``dqkit.history.view.timeline``/``plot_timeline``, the functions the
+the history declaration (``dqkit.systems.history``) and draws through its ``timeline``/``plot_timeline``, the functions the
 ``dqkit history`` result and its report use, so the widget and the report show the same band."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import ipywidgets as W
 
 from dqkit.contract.result import Table, sections_html
-from dqkit.history._defaults import DEFAULT_FPR, MIN_RUNS
+from dqkit.systems.history import DEFAULT_FPR, MIN_RUNS, plot_timeline, read_series, split_metric, timeline
 
 TABLE_LEVEL = "(table)"
 
@@ -19,11 +19,8 @@ class TimelineController:
     ``timeline(label, column, metric)`` (a frame: as_of, value, expected, low, high, method, runs, anomalous)."""
 
     def __init__(self, history: str, fpr: float = DEFAULT_FPR, min_runs: int = MIN_RUNS) -> None:
-        from dqkit.history.series import series_of
-        from dqkit.history.store import History
-
         self.fpr, self.min_runs = fpr, min_runs
-        found = series_of(History(history).read())
+        found = read_series(history)
         digests: dict[tuple[str, str], int] = {}
         for system, table, _ in found:
             digests[(system, table)] = digests.get((system, table), 0) + 1
@@ -37,14 +34,10 @@ class TimelineController:
         return {n for *_, m in self.series[label].runs for n in m}
 
     def columns(self, label: str) -> list[str]:
-        from dqkit.history.series import split_metric
-
         cols = {split_metric(n)[0] or TABLE_LEVEL for n in self._names(label)}
         return sorted(cols, key=lambda c: (c != TABLE_LEVEL, c))
 
     def metrics(self, label: str, column: str) -> list[str]:
-        from dqkit.history.series import split_metric
-
         col = "" if column == TABLE_LEVEL else column
         return sorted(split_metric(n)[1] for n in self._names(label) if split_metric(n)[0] == col)
 
@@ -54,13 +47,9 @@ class TimelineController:
         return f"{column}.{metric}"
 
     def timeline(self, label: str, column: str, metric: str) -> Any:
-        from dqkit.history.view import timeline
-
         return timeline(self.series[label], self.metric_name(column, metric), self.fpr, self.min_runs)
 
     def figure(self, label: str, column: str, metric: str) -> Any:
-        from dqkit.history.view import plot_timeline
-
         return plot_timeline(self.timeline(label, column, metric), f"{self.metric_name(column, metric)} ({label})")
 
 

@@ -39,6 +39,37 @@ class HistoryParams(Params):
             h.read()
 
 
+# -- what the QualityTimeline widget needs beyond a result, through the declaration (no kernel import
+# -- in dqkit.widgets): each loads dqkit.history's kernel when called
+def read_series(history: str) -> Any:
+    """The series of a history folder or catalog table, by (system, table, parameter digest)."""
+    from dqkit.history.series import series_of
+    from dqkit.history.store import History
+
+    return series_of(History(history).read())
+
+
+def split_metric(name: str) -> tuple[str, str]:
+    """(column, metric) of a metric name (column empty for a table-level metric)."""
+    from dqkit.history.series import split_metric as split
+
+    return split(name)
+
+
+def timeline(series: Any, metric: str, fpr: float, min_runs: int) -> Any:
+    """One metric's line with its band and flagged runs (the frame the history result draws)."""
+    from dqkit.history.view import timeline as line
+
+    return line(series, metric, fpr, min_runs)
+
+
+def plot_timeline(frame: Any, title: str) -> Any:
+    """The figure of ``timeline``'s frame, as the history result and its report draw it."""
+    from dqkit.history.view import plot_timeline as plot
+
+    return plot(frame, title)
+
+
 def run(params: HistoryParams, *, spark: Any = None, progress: Any = None, cancel: Any = None) -> Any:
     """The history of ``params`` (``dqkit.history.read_history``)."""
     from dqkit.history.view import read_history
