@@ -253,6 +253,25 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
     return [str(t) for t in targets]
 
 
+#: bytes per saved file: a saved table gets as many files as its size needs at this much each
+FILE_BYTES = 128 * 1024 * 1024
+
+
+def sized_for_files(frame: Any, file_bytes: int = FILE_BYTES) -> Any:
+    """``frame`` with at most as many partitions (so files, when written) as its size needs at
+    ``file_bytes`` each, from Spark's own size estimate of its plan; as it is when that is unknown
+    (Spark Connect). ``coalesce`` never adds partitions or a shuffle and keeps the rows' order, so a
+    small result is one file whatever the shuffle setting or the batches it was built from."""
+    from dqkit.runtime.sparkutil import estimated_bytes
+
+    size = estimated_bytes(frame)
+    files = -(-size // file_bytes) if size is not None and size > 0 else 0
+    return frame.coalesce(files) if 0 < files < _MAX_FILES else frame
+
+
+_MAX_FILES = 100_000  # an estimate beyond this many files is Spark's "unknown" (a join's product): as it is
+
+
 def _inside(child: Path, parent: Path) -> bool:
     try:
         child.relative_to(parent)
@@ -400,8 +419,8 @@ class Result:
             return save_catalog(text[len(CATALOG_PREFIX):], frames, overwrite)
 
         def write(tmp: Path) -> None:
-            for rel, frame in frames.items():
-                frame.write.mode("error").parquet((tmp / rel).as_posix())
+            for rel, frame in frames.items():  # files sized to the data, not to the partitions
+                sized_for_files(frame).write.mode("error").parquet((tmp / rel).as_posix())
             (tmp / "summary.json").write_text(render.dumps(self.to_dict()), encoding="utf-8")
             self._save_extra(tmp)
             blocks = self.sections(sample_rows=10)  # as to_page: each chart drawn once for its PNG and the page

@@ -1,7 +1,7 @@
 """The result of a dedup run: scored pairs, clusters, golden records, the model, and how to read them.
 
 Long because one result class holds every section it renders, its charts' data and its saving, which
-share its lazy frames; the route note of the driver path took it just past 500 lines."""
+share its lazy frames (golden records are computed in ``dqkit.dedup._golden``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -27,8 +27,9 @@ from dqkit.dedup._charts import (  # noqa: F401 - re-exported (evaluate, dqkit.d
 from dqkit.dedup._em import FSModel
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict
-from dqkit.runtime.sparkutil import apply_in_pandas, checkpoint_on_read, col
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, sized_for_files
+from dqkit.dedup._golden import golden_records  # noqa: F401 - re-exported (tests, since)
+from dqkit.runtime.sparkutil import checkpoint_on_read, col
 
 _K = "_dq_k"
 CLUSTER, SIZE = "cluster_id", "cluster_size"
@@ -61,7 +62,7 @@ class DedupResult(DedupCharts, Result):
     threshold: float
     records: DataFrame
     compare_records: DataFrame
-    levelled: DataFrame
+    levelled_pairs: DataFrame | None  # the Spark route's levelled pairs; None: they are on the driver
     model: FSModel
     sessions: tuple[dict[str, Any], ...]
     block_stats: pd.DataFrame
@@ -105,18 +106,32 @@ class DedupResult(DedupCharts, Result):
     def _weight_column(self) -> tuple[Column, list[Column]]:
         return weight_column(self.model)
 
+    @property
+    def levelled(self) -> DataFrame:
+        """Every candidate pair's ids, first rule, rules' bitmask and levels (the driver route's are read
+        from a file written once: ``DriverPairs.frame``)."""
+        if self.levelled_pairs is not None:
+            return self.levelled_pairs
+        return self.driver_pairs.frame(self.records.sparkSession)
+
+    def _scored(self, levelled: DataFrame) -> DataFrame:
+        w, _ = self._weight_column()
+        return levelled.select("*", w.alias("match_weight")).withColumn(
+            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+
     @functools.cached_property
     def scored(self) -> DataFrame:
         """Internal pairs (``_dq_id1, _dq_id2``, levels) with ``match_weight`` and ``probability``."""
-        w, _ = self._weight_column()
-        return self.levelled.select("*", w.alias("match_weight")).withColumn(
-            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+        return self._scored(self.levelled)
 
     @property
     def pairs(self) -> DataFrame:
         """Every candidate pair: ``key_1, key_2, rule, match_weight, probability, gamma_<comparison>...``."""
+        return self._pairs_of(self.scored)
+
+    def _pairs_of(self, scored: DataFrame) -> DataFrame:
         names = F.array(*[F.lit(n) for n in self.rule_names]) if self.rule_names else F.array()
-        return self.scored.select(
+        return scored.select(
             self._pair_key(B.ID1).alias("key_1"), self._pair_key(B.ID2).alias("key_2"),
             F.element_at(names, F.col(B.FIRST) + 1).alias("rule"), "match_weight", "probability",
             *[F.col(C.gamma_col(i)).alias(f"gamma_{c.label}") for i, c in enumerate(self.config.comparisons)])
@@ -125,6 +140,10 @@ class DedupResult(DedupCharts, Result):
     def matches(self) -> DataFrame:
         """The pairs with probability >= threshold (the edges of the clusters)."""
         w = probability_to_weight(self.threshold)
+        if self.driver_pairs is not None and math.isfinite(w):  # only the matching pairs reach Spark
+            matching = self._pattern_weights() >= w  # the same doubles as Spark's match_weight
+            return self._pairs_of(self._scored(self.driver_pairs.matching_frame(self.records.sparkSession,
+                                                                                  matching)))
         if not math.isfinite(w):
             return self.pairs if w < 0 else self.pairs.where(F.lit(False))
         return self.pairs.where(F.col("match_weight") >= F.lit(w))
@@ -171,11 +190,15 @@ class DedupResult(DedupCharts, Result):
         w = probability_to_weight(float(threshold))
         return int(self.pattern_counts[self._pattern_weights() >= w].sum()) if len(self.pattern_counts) else 0
 
-    @property
+    @functools.cached_property
     def golden(self) -> DataFrame:
         """One golden record per cluster: ``cluster_id, cluster_size`` and every column but the key.
         Per column the most frequent non-NULL value of the cluster, ties to the smallest value
-        (deterministic), or ``golden_record(records)`` when given."""
+        (deterministic), or ``golden_record(records)`` when given. Kept by the first job that reads it
+        whole (its sample, or its save), so the other reads it again instead of recomputing it."""
+        return checkpoint_on_read(self._golden())
+
+    def _golden(self) -> DataFrame:
         if self.is_link:  # records by "<source>:<key>", without the source and key columns
             rid = "_dq_record"
             attrs = [c for c in self.records.columns if c not in (self.key, B.SOURCE)]
@@ -421,7 +444,7 @@ class DedupResult(DedupCharts, Result):
     def _save_extra(self, folder: Path) -> None:
         if self.save_format == "csv":
             for rel, frame in self._frame_map(self.save_all_pairs).items():
-                frame.write.mode("error").option("header", "true").csv((folder / rel).as_posix())
+                sized_for_files(frame).write.mode("error").option("header", "true").csv((folder / rel).as_posix())
         if not self.is_link:  # what the next night's `dedup --since` reads
             from dqkit.dedup import _since_io as io
 
@@ -463,43 +486,3 @@ def weight_column(model: FSModel) -> tuple[Column, list[Column]]:
 def record_label(key: str) -> Column:
     """Linking: a record as ``"<source>:<key>"`` (the key may occur in both tables)."""
     return F.concat_ws(":", F.col(B.SOURCE), col(key).cast("string"))
-
-
-def golden_records(records: DataFrame, clusters: DataFrame, key: str,
-                   fn: Callable[[pd.DataFrame], Mapping[str, Any]] | None = None) -> DataFrame:
-    """One record per cluster: ``cluster_id, cluster_size`` and every column of ``records`` but ``key``.
-
-    Default: per column the most frequent non-NULL value of the cluster, ties broken by the smallest
-    value (so the result does not depend on row order). ``fn(cluster_records)`` (pandas, sorted by key)
-    returns {column: value} instead. Singletons pass through unchanged.
-    """
-    attrs = [c for c in records.columns if c != key]
-    sizes = clusters.groupBy(CLUSTER).agg(F.count(F.lit(1)).alias(SIZE))
-    cl = clusters.select(col(key).alias(_K), CLUSTER)
-    members = (records.select(col(key).alias(_K), *[col(a) for a in attrs]).join(cl, _K).join(sizes, CLUSTER))
-    singles = members.where(F.col(SIZE) == 1).select(CLUSTER, SIZE, *[col(a) for a in attrs])
-    multi = members.where(F.col(SIZE) > 1)
-    if fn is not None:
-        out_schema = T.StructType([clusters.schema[CLUSTER], *[records.schema[a] for a in attrs]])
-
-        def run(pdf: pd.DataFrame) -> pd.DataFrame:
-            pdf = pdf.sort_values(_K, kind="stable").reset_index(drop=True)
-            cid = pdf[CLUSTER].iloc[0]
-            given = pdf.drop(columns=[CLUSTER, SIZE]).rename(columns={_K: key})
-            values = dict(fn(given))
-            return pd.DataFrame([{CLUSTER: cid, **{a: values.get(a) for a in attrs}}], columns=[CLUSTER, *attrs])
-
-        chosen = apply_in_pandas(multi, CLUSTER, run, out_schema).join(sizes, CLUSTER)
-    else:
-        chosen = sizes.where(F.col(SIZE) > 1)
-        for a in attrs:
-            present = multi.where(col(a).isNotNull())
-            if isinstance(records.schema[a].dataType, T.MapType):  # not orderable: the smallest key's value
-                best = present.groupBy(CLUSTER).agg(F.min_by(col(a), F.col(_K)).alias(a))
-            else:
-                best = (present.groupBy(CLUSTER, col(a).alias("_dq_v")).agg(F.count(F.lit(1)).alias("_dq_n"))
-                        .groupBy(CLUSTER).agg(F.min(F.struct((-F.col("_dq_n")).alias("n"), F.col("_dq_v").alias("v")))
-                                              .alias("_dq_b"))
-                        .select(CLUSTER, F.col("_dq_b.v").alias(a)))
-            chosen = chosen.join(best, CLUSTER, "left")
-    return singles.unionByName(chosen.select(CLUSTER, SIZE, *[col(a) for a in attrs]))
