@@ -7,6 +7,7 @@ average before and after (the machine may be shared). Not part of ``make test``.
 
     PYTHONPATH=. .venv/bin/python benchmarks/saved_vs_unsaved.py                       # small sizes
     PYTHONPATH=. .venv/bin/python benchmarks/saved_vs_unsaved.py --commands dedup --dedup-entities 100000
+    PYTHONPATH=. .venv/bin/python benchmarks/saved_vs_unsaved.py --in-process --dedup-entities 20000  # CPU s too
 
 Data is generated once into ``benchmarks/data/saved_vs_unsaved/`` (gitignored): FEBRL-like people
 (``data/people.py``) for dedup, TaxA (``data/tax.py``, 10 % errors) for detect and repair with the FD
@@ -129,6 +130,8 @@ def measure(name: str, size: int, repeat: int) -> dict:
             for save in ((False, True) if i % 2 == 0 else (True, False)):
                 out = scratch / f"out{i}" if save else None
                 (saved if save else plain).append(run_once(args, out))
+                print(f"  {name} {size:,} round {i} {'saved' if save else 'unsaved'}: "
+                      f"{(saved if save else plain)[-1]:.1f} s, load {load()}", flush=True)
                 if out is not None:
                     files = files_per_table(out)
                     shutil.rmtree(out, ignore_errors=True)
@@ -143,13 +146,63 @@ def measure(name: str, size: int, repeat: int) -> dict:
     return row
 
 
+def in_process(entities: int, rounds: int) -> list[dict]:
+    """Dedup in one session: ``dedup`` + ``to_text`` (unsaved) against ``dedup`` + ``save`` + ``to_text``
+    (saved), alternately, wall and CPU seconds (the JVM's and this process's, from /proc): on a loaded
+    machine the CPU seconds are the comparable part, and no JVM start is timed."""
+    from dqkit.dedup import dedup
+    from dqkit.runtime.session import get_spark
+
+    spark = get_spark()
+    jvm = spark._jvm.java.lang.ProcessHandle.current().pid()
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        total = 0
+        for pid in (jvm, os.getpid()):
+            f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in f[11:15])
+        return total / tick
+
+    path, config = people(entities)
+    rows = []
+    scratch = Path(tempfile.mkdtemp(prefix="dqkit-saved-"))
+    try:
+        for i in range(rounds):
+            for save in (False, True):
+                start, used, before = time.perf_counter(), cpu(), load()
+                result = dedup(str(path), "rec_id", str(config), spark=spark)
+                files = {}
+                if save:
+                    out = scratch / f"out{i}"
+                    result.save(out)
+                    files = files_per_table(out)
+                result.to_text()
+                row = {"round": i, "saved": save, "seconds": time.perf_counter() - start, "cpu_s": cpu() - used,
+                       "files": files, "load_before": before, "load_after": load()}
+                rows.append(row)
+                print(f"  dedup {entities:,} in one session, round {i} {'saved' if save else 'unsaved'}: "
+                      f"{row['seconds']:.1f} s, CPU {row['cpu_s']:.1f} s, files {json.dumps(files)}, "
+                      f"load {before} -> {row['load_after']}", flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--commands", default="dedup,detect,repair,delta")
     p.add_argument("--dedup-entities", default="20000", help="comma-separated generator sizes (records ~2x)")
     p.add_argument("--rows", default="200000", help="comma-separated row counts for detect, repair and delta")
     p.add_argument("--repeat", type=int, default=2, help="rounds; each runs the command unsaved and saved")
+    p.add_argument("--in-process", action="store_true",
+                   help="dedup only, in one session (no JVM start timed), wall and CPU seconds")
     args = p.parse_args(argv)
+    if args.in_process:
+        got = [in_process(int(n), args.repeat) for n in args.dedup_entities.split(",")]
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / "saved_vs_unsaved_in_process.json").write_text(json.dumps(got, indent=1))
+        return 0
     rows = []
     for name in args.commands.split(","):
         sizes = args.dedup_entities if name == "dedup" else args.rows

@@ -4,6 +4,7 @@ exactly the rows of the in-memory one (``dqkit.contract.result.sized_for_files``
 route's pairs read from a file: ``dqkit.runtime.arrowframe``)."""
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,10 @@ def test_the_driver_routes_matches_are_the_matching_pairs_at_the_threshold(spark
     expected = result.pairs.where(F.col("probability") >= result.threshold)
     assert _rows(result.matches) == _rows(expected)
     assert result.matches.count() == result.n_matching_pairs
+    n, pairs = result.n_pairs, result.pairs
+    del result, expected
+    gc.collect()  # the frames outlive their result: the file Spark reads them from stays while Python runs
+    assert pairs.count() == n
 
 
 def test_a_frame_of_many_small_partitions_is_written_as_one_file(spark, tmp_path):
@@ -66,6 +71,7 @@ def test_a_saved_detection_writes_bounded_files_holding_its_violations(spark, tm
 
     result = detect("data/bigdansing_table1.csv", "data/bigdansing_table1_rules.yaml", spark=spark)
     out = Path(result.save(tmp_path / "run"))
+    assert result.total_violations > 0 and _parts(out / "violations") == 1  # sized by its counted rows
     for name, frame in result.frames().items():
-        assert _parts(out / name) == 1, name
+        assert 1 <= _parts(out / name) <= 2, name  # the others never beyond the partitions of their plan
         assert _rows(spark.read.parquet((out / name).as_posix())) == _rows(frame), name

@@ -94,7 +94,7 @@ class DriverPairs:
     def frame(self, spark: Any) -> DataFrame:
         """Every levelled pair as a Spark DataFrame (made once)."""
         if "all" not in self._kept:
-            self._kept["all"] = arrow_frame(spark, self._batches(None), self.schema, owner=self)
+            self._kept["all"] = arrow_frame(spark, self._batches(None), self.schema)
         return self._kept["all"]
 
     def matching_frame(self, spark: Any, matching_rows: np.ndarray) -> DataFrame:
@@ -103,7 +103,7 @@ class DriverPairs:
         mask = np.asarray(matching_rows, dtype=bool)
         key = mask.tobytes()
         if self._kept.get("mask") != key:
-            self._kept["matching"] = arrow_frame(spark, self._batches(mask[self.row]), self.schema, owner=self)
+            self._kept["matching"] = arrow_frame(spark, self._batches(mask[self.row]), self.schema)
             self._kept["mask"] = key
         return self._kept["matching"]
 

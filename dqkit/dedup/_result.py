@@ -441,10 +441,18 @@ class DedupResult(DedupCharts, Result):
     def inputs(self) -> list[Any]:
         return list(self.input_paths)
 
+    def frame_rows(self, all_pairs: bool | None = None, **_: Any) -> dict[str, int]:
+        from dqkit.dedup._since_io import FINGERPRINTS
+
+        every = self.save_all_pairs if all_pairs is None else all_pairs
+        return {"pairs": self.n_pairs if every else self.n_matching_pairs, "clusters": self.n_records,
+                "golden": self.n_clusters, FINGERPRINTS: self.n_records}
+
     def _save_extra(self, folder: Path) -> None:
         if self.save_format == "csv":
+            rows = self.frame_rows()
             for rel, frame in self._frame_map(self.save_all_pairs).items():
-                sized_for_files(frame).write.mode("error").option("header", "true").csv((folder / rel).as_posix())
+                sized_for_files(frame, rows=rows.get(rel)).write.mode("error").option("header", "true").csv((folder / rel).as_posix())
         if not self.is_link:  # what the next night's `dedup --since` reads
             from dqkit.dedup import _since_io as io
 

@@ -4,17 +4,17 @@
 makes one partition per ``maxRecordsPerBatch`` rows (10,000): dedup's 3.2M driver-scored pairs at 100K
 entities became 316 partitions, so 316 files when saved, and 75.9M pairs at 1M records needed a 12 GB
 heap. In a classic session on a local master the table is written here as one Parquet file (pyarrow,
-row groups streamed from the table's batches) in a temporary folder that lives as long as its
-``owner``; Spark reads it lazily, with partitions sized by its file-split setting (128 MB) and an
+row groups streamed from the table's batches) in a temporary folder that lives as long as the
+process; Spark reads it lazily, with partitions sized by its file-split setting (128 MB) and an
 exact size estimate. Elsewhere (Spark Connect, a cluster, whose executors cannot see the driver's
 disk) it is sent through Arrow in batches sized to about ``BATCH_BYTES`` each.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
-import weakref
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -35,12 +35,13 @@ def _local_classic(spark: SparkSession) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def arrow_frame(spark: SparkSession, data: Any, schema: T.StructType, owner: Any = None) -> DataFrame:
+def arrow_frame(spark: SparkSession, data: Any, schema: T.StructType) -> DataFrame:
     """``data`` (a ``pyarrow.Table``, or an iterable of ``pyarrow.RecordBatch`` with ``schema``'s columns)
     as a Spark DataFrame read lazily.
 
     Local classic session: one Parquet file (a row group per batch, at most ``ROW_GROUP_ROWS`` rows) in a
-    temporary folder removed when ``owner`` (default ``data``) is garbage-collected or Python exits.
+    temporary folder removed when Python exits (not before: a frame derived from this one, or a lazy
+    checkpoint of it, may be read at any time while the process lives).
     Otherwise ``createDataFrame`` in ~``BATCH_BYTES`` batches."""
     import pyarrow as pa
 
@@ -55,7 +56,7 @@ def arrow_frame(spark: SparkSession, data: Any, schema: T.StructType, owner: Any
     import pyarrow.parquet as pq
 
     folder = tempfile.mkdtemp(prefix="dqkit-arrow-")
-    weakref.finalize(owner if owner is not None else data, shutil.rmtree, folder, True)
+    atexit.register(shutil.rmtree, folder, True)
     path = os.path.join(folder, "part-0.parquet")
     batches = data.to_batches(max_chunksize=ROW_GROUP_ROWS) if isinstance(data, pa.Table) else data
     writer = None
