@@ -50,7 +50,9 @@ def test_the_driver_routes_matches_are_the_matching_pairs_at_the_threshold(spark
 
     result = dedup(PEOPLE, "rec_id", CONFIG, spark=spark)
     assert result.driver_pairs is not None and result.n_matching_pairs > 0
-    expected = result.pairs.where(F.col("probability") >= result.threshold)
+    from dqkit.dedup._charts import probability_to_weight
+
+    expected = result.pairs.where(F.col("match_weight") >= probability_to_weight(result.threshold))  # Spark's
     assert _rows(result.matches) == _rows(expected)
     assert result.matches.count() == result.n_matching_pairs
     n, pairs = result.n_pairs, result.pairs

@@ -161,8 +161,8 @@ def _exact_blocks(t: T.DataType) -> bool:
     return not isinstance(t, (T.FloatType, T.DoubleType, T.MapType, T.ArrayType))
 
 
-#: the driver route's peak memory per candidate pair (measured: the pairs' positions, rules and levels
-#: while they are scored and counted, before they are kept as 12 bytes each)
+#: the driver route's peak memory per candidate pair (estimated from the arrays it holds: the pairs'
+#: positions, rules and levels while they are scored and counted, before they are kept as 12 bytes each)
 BYTES_PER_PAIR = 120
 #: the share of the memory available now that the driver route may take
 MEMORY_SHARE = 0.5
