@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-perf venv check-java bench clean ui-deps ui-check screenshots faults
+.PHONY: demo test test-perf venv check-java bench bench-scale clean ui-deps ui-check screenshots faults
 
 check-java:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
@@ -80,6 +80,10 @@ screenshots: ui-deps
 bench: venv
 	$(PY) -m pip install -q -e '.[test,bench]'
 	$(PY) benchmarks/delta.py
+
+# every command at 1M, 3M and 10M rows on the defaults: time, peak memory, growth (never part of make test)
+bench-scale: venv
+	PYTHONPATH=. $(PY) benchmarks/scale.py --rows 1000000,3000000,10000000
 
 clean:
 	rm -rf reports .pytest_cache spark-warehouse metastore_db

@@ -96,6 +96,17 @@ def test_a_run_with_more_pairs_than_the_variable_allows_stays_on_spark(spark, mo
     assert dedup(sdf, "id", config).driver_pairs is not None
 
 
+def test_without_the_variable_the_pair_limit_is_the_memory_available_now(monkeypatch):
+    from dqkit.dedup import _driver as D
+
+    assert D.available_bytes() > 0  # measured on this machine
+    monkeypatch.setattr(D, "available_bytes", lambda: 1_200_000_000)
+    assert D.pair_budget({}) == int(1_200_000_000 * D.MEMORY_SHARE) // D.BYTES_PER_PAIR == 5_000_000
+    assert D.pair_budget({ENV: "7"}) == 7 and D.pair_budget({ENV: "0"}) == 0  # the variable overrides it
+    monkeypatch.setattr(D, "available_bytes", lambda: 0)
+    assert D.pair_budget({}) == 0  # nothing free: every pair on Spark
+
+
 def test_the_variable_is_a_whole_number_of_pairs_or_refused_naming_it():
     assert dedup_driver_pairs({}) == DEDUP_DRIVER_PAIRS == 10_000_000
     assert dedup_driver_pairs({ENV: "0"}) == 0 and dedup_driver_pairs({ENV: " 2_000 "}) == 2000

@@ -291,6 +291,53 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
     return [str(t) for t in targets]
 
 
+#: bytes per saved file: a saved table gets as many files as its size needs at this much each
+FILE_BYTES = 128 * 1024 * 1024
+
+
+def sized_for_files(frame: Any, file_bytes: int = FILE_BYTES, rows: int | None = None) -> Any:
+    """``frame`` with at most as many partitions (so files, when written) as its size needs at
+    ``file_bytes`` each. The size is Spark's own estimate of its plan, or, when ``rows`` (its row count,
+    known to the result) is given and says less, ``rows`` times the width of its schema's values: Spark's
+    estimate of a join or of a checkpoint of one is the product of its sides. As it is when neither is
+    known (Spark Connect without a row count). ``coalesce`` never adds partitions or a shuffle and keeps
+    the rows' order, so a small result is one file whatever the shuffle setting or its batches."""
+    from dqkit.runtime.sparkutil import estimated_bytes
+
+    size = estimated_bytes(frame)
+    if rows is not None:
+        by_rows = max(1, rows) * row_bytes(frame.schema)
+        size = by_rows if size is None else min(size, by_rows)
+    files = -(-size // file_bytes) if size is not None and size > 0 else 0
+    return frame.coalesce(files) if 0 < files < _MAX_FILES else frame
+
+
+def row_bytes(schema: Any) -> int:
+    """The width of a row of ``schema`` as Spark sizes values (8 bytes a number, 20 a string, nested
+    types summed), plus 8 bytes of row overhead."""
+    from pyspark.sql import types as T
+
+    def width(t: Any) -> int:
+        if isinstance(t, T.StructType):
+            return sum(width(f.dataType) for f in t.fields)
+        if isinstance(t, (T.ArrayType, T.MapType)):
+            return 100
+        if isinstance(t, (T.StringType, T.BinaryType)):
+            return 20
+        if isinstance(t, (T.BooleanType, T.ByteType)):
+            return 1
+        if isinstance(t, (T.ShortType,)):
+            return 2
+        if isinstance(t, (T.IntegerType, T.FloatType, T.DateType)):
+            return 4
+        return 8
+
+    return 8 + width(schema)
+
+
+_MAX_FILES = 100_000  # an estimate beyond this many files is Spark's "unknown" (a join's product): as it is
+
+
 def _inside(child: Path, parent: Path) -> bool:
     try:
         child.relative_to(parent)
@@ -373,6 +420,11 @@ class Result:
 
         return flatten(self.to_dict())
 
+    def frame_rows(self, **options: Any) -> dict[str, int]:
+        """The row counts of ``frames()`` the result already knows, by name (``save`` sizes its files by
+        them where Spark's estimate cannot bound a frame: a join, a checkpoint of one)."""
+        return {}
+
     def _save_extra(self, folder: Path) -> None:
         """System-specific files of a saved folder (CSV statistics, plans)."""
 
@@ -446,8 +498,9 @@ class Result:
             return save_catalog(text[len(CATALOG_PREFIX):], frames, overwrite)
 
         def write(tmp: Path) -> None:
-            for rel, frame in frames.items():
-                frame.write.mode("error").parquet((tmp / rel).as_posix())
+            rows = self.frame_rows(**frame_options)
+            for rel, frame in frames.items():  # files sized to the data, not to the partitions
+                sized_for_files(frame, rows=rows.get(rel)).write.mode("error").parquet((tmp / rel).as_posix())
                 fault_point("mid-write")
             (tmp / "summary.json").write_text(render.dumps(self.to_dict()), encoding="utf-8")
             self._save_extra(tmp)

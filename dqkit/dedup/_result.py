@@ -1,5 +1,7 @@
-"""The result of a dedup run: scored pairs, clusters, golden records, the model, and how to read them
-(the golden records themselves are made by ``dqkit.dedup._golden``)."""
+"""The result of a dedup run: scored pairs, clusters, golden records, the model, and how to read them.
+
+Long because one result class holds every section it renders, its charts' data and its saving, which
+share its lazy frames (golden records are computed in ``dqkit.dedup._golden``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,7 +28,7 @@ from dqkit.dedup._em import FSModel
 from dqkit.dedup._golden import _K, CLUSTER, SIZE, golden_records  # noqa: F401 - re-exported (tests, callers)
 from dqkit.dedup.config import DedupConfig
 from dqkit.errors import ParameterError
-from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed
+from dqkit.contract.result import Chart, Facts, Notes, Result, Table, Verdict, keyed, sized_for_files
 from dqkit.runtime.sparkutil import checkpoint_on_read, col
 
 
@@ -57,7 +59,7 @@ class DedupResult(DedupCharts, Result):
     threshold: float
     records: DataFrame
     compare_records: DataFrame
-    levelled: DataFrame
+    levelled_pairs: DataFrame | None  # the Spark route's levelled pairs; None: they are on the driver
     model: FSModel
     sessions: tuple[dict[str, Any], ...]
     block_stats: pd.DataFrame
@@ -101,18 +103,32 @@ class DedupResult(DedupCharts, Result):
     def _weight_column(self) -> tuple[Column, list[Column]]:
         return weight_column(self.model)
 
+    @property
+    def levelled(self) -> DataFrame:
+        """Every candidate pair's ids, first rule, rules' bitmask and levels (the driver route's are read
+        from a file written once: ``DriverPairs.frame``)."""
+        if self.levelled_pairs is not None:
+            return self.levelled_pairs
+        return self.driver_pairs.frame(self.records.sparkSession)
+
+    def _scored(self, levelled: DataFrame) -> DataFrame:
+        w, _ = self._weight_column()
+        return levelled.select("*", w.alias("match_weight")).withColumn(
+            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+
     @functools.cached_property
     def scored(self) -> DataFrame:
         """Internal pairs (``_dq_id1, _dq_id2``, levels) with ``match_weight`` and ``probability``."""
-        w, _ = self._weight_column()
-        return self.levelled.select("*", w.alias("match_weight")).withColumn(
-            "probability", F.lit(1.0) / (F.lit(1.0) + F.pow(F.lit(2.0), -F.col("match_weight"))))
+        return self._scored(self.levelled)
 
     @property
     def pairs(self) -> DataFrame:
         """Every candidate pair: ``key_1, key_2, rule, match_weight, probability, gamma_<comparison>...``."""
+        return self._pairs_of(self.scored)
+
+    def _pairs_of(self, scored: DataFrame) -> DataFrame:
         names = F.array(*[F.lit(n) for n in self.rule_names]) if self.rule_names else F.array()
-        return self.scored.select(
+        return scored.select(
             self._pair_key(B.ID1).alias("key_1"), self._pair_key(B.ID2).alias("key_2"),
             F.element_at(names, F.col(B.FIRST) + 1).alias("rule"), "match_weight", "probability",
             *[F.col(C.gamma_col(i)).alias(f"gamma_{c.label}") for i, c in enumerate(self.config.comparisons)])
@@ -121,6 +137,10 @@ class DedupResult(DedupCharts, Result):
     def matches(self) -> DataFrame:
         """The pairs with probability >= threshold (the edges of the clusters)."""
         w = probability_to_weight(self.threshold)
+        if self.driver_pairs is not None and math.isfinite(w):  # only the matching pairs reach Spark
+            matching = self._pattern_weights() >= w  # the same doubles as Spark's match_weight
+            return self._pairs_of(self._scored(self.driver_pairs.matching_frame(self.records.sparkSession,
+                                                                                  matching)))
         if not math.isfinite(w):
             return self.pairs if w < 0 else self.pairs.where(F.lit(False))
         return self.pairs.where(F.col("match_weight") >= F.lit(w))
@@ -167,11 +187,15 @@ class DedupResult(DedupCharts, Result):
         w = probability_to_weight(float(threshold))
         return int(self.pattern_counts[self._pattern_weights() >= w].sum()) if len(self.pattern_counts) else 0
 
-    @property
+    @functools.cached_property
     def golden(self) -> DataFrame:
         """One golden record per cluster: ``cluster_id, cluster_size`` and every column but the key.
         Per column the most frequent non-NULL value of the cluster, ties to the smallest value
-        (deterministic), or ``golden_record(records)`` when given."""
+        (deterministic), or ``golden_record(records)`` when given. Kept by the first job that reads it
+        whole (its sample, or its save), so the other reads it again instead of recomputing it."""
+        return checkpoint_on_read(self._golden())
+
+    def _golden(self) -> DataFrame:
         if self.is_link:  # records by "<source>:<key>", without the source and key columns
             rid = "_dq_record"
             attrs = [c for c in self.records.columns if c not in (self.key, B.SOURCE)]
@@ -426,10 +450,18 @@ class DedupResult(DedupCharts, Result):
     def inputs(self) -> list[Any]:
         return list(self.input_paths)
 
+    def frame_rows(self, all_pairs: bool | None = None, **_: Any) -> dict[str, int]:
+        from dqkit.dedup._since_io import FINGERPRINTS
+
+        every = self.save_all_pairs if all_pairs is None else all_pairs
+        return {"pairs": self.n_pairs if every else self.n_matching_pairs, "clusters": self.n_records,
+                "golden": self.n_clusters, FINGERPRINTS: self.n_records}
+
     def _save_extra(self, folder: Path) -> None:
         if self.save_format == "csv":
+            rows = self.frame_rows()
             for rel, frame in self._frame_map(self.save_all_pairs).items():
-                frame.write.mode("error").option("header", "true").csv((folder / rel).as_posix())
+                sized_for_files(frame, rows=rows.get(rel)).write.mode("error").option("header", "true").csv((folder / rel).as_posix())
         if not self.is_link:  # what the next night's `dedup --since` reads
             from dqkit.dedup import _since_io as io
 

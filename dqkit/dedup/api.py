@@ -311,7 +311,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
         if D.takes(stats, n_records, comps, dtypes, recs, n_rules, is_link):  # one fetch, no pair job (_driver)
             driver = D.run(recs, n_rules, oversized, comps, columns, cfg.seed,
                            0 if model is not None else cfg.u_sample_records)
-            levelled, patterns, counts, masks = driver.levelled, driver.patterns, driver.counts, driver.masks
+            levelled, patterns, counts, masks = None, driver.patterns, driver.counts, driver.masks
             notes.append(f"scored on the driver ({int(counts.sum()):,} pairs; {D.ENV}=0 scores on Spark)")
             step("block", 1)
         else:
@@ -376,7 +376,7 @@ def dedup(table: Any, key: str, config: Any, *, threshold: float | None = None, 
         step("estimate", 3)
 
         result = DedupResult(table=label, key=key, config=cfg, threshold=float(thr), records=df, compare_records=recs,
-                             levelled=levelled, model=model, sessions=tuple(sessions), block_stats=stats,
+                             levelled_pairs=levelled, model=model, sessions=tuple(sessions), block_stats=stats,
                              n_records=n_records, n_pairs=n_pairs, u_pairs=u_pairs, patterns=patterns,
                              pattern_counts=counts,
                              rule_names=tuple(r.rule.name for r in rules), dtypes=dtypes,

@@ -252,6 +252,10 @@ class DetectionResult(Result):
     def inputs(self) -> list[Any]:
         return [self.table] if isinstance(self.table, str) else []
 
+    def frame_rows(self, **_: Any) -> dict[str, int]:
+        """The violations are counted already (``summaries``); the file sizes follow them."""
+        return {"violations": self.total_violations}
+
     def _save_extra(self, folder) -> None:
         from dqkit.contract import render
 
