@@ -4,7 +4,7 @@ A system's result implements three things:
 
 * ``to_dict()``: JSON-ready summary (what ``--format json`` prints and ``summary.json`` holds);
 * ``sections()``: the titled parts a person reads, in order: a ``Verdict`` first, then ``Facts``,
-  ``Table``, ``Chart``, ``Changes`` and ``Notes`` blocks;
+  ``Table``, ``Chart`` and ``Notes`` blocks;
 * ``frames()``: the Spark DataFrames worth persisting, by relative name.
 
 The base ``Result`` turns those into ``to_text()``, ``to_html()``, ``_repr_html_()``,

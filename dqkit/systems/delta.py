@@ -63,7 +63,7 @@ DELTA = System(
     params=DeltaParams,
     run=run,
     template="system_report",
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table", "Changes")), ("Charts", ("Chart",))),
+    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Row delta", ("Table",)), ("Charts", ("Chart",))),
     exit_codes={0: "identical", 1: "different", 2: "error"},
     output="the validation namespace (delta tables, statistics, charts, report.html)",
     example={"old": "data/users/old", "new": "data/users/new", "key": ["users=id"]},
