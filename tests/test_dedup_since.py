@@ -1,4 +1,4 @@
-"""``dedup NEW --since RUN`` (issue #26, incremental dedup): only pairs with added or changed records are
+"""``dedup NEW --since RUN`` (issue #26, incremental dedup): only pairs with inserted or updated records are
 scored, with the saved model; the clusters equal a full run with that model up to id renaming; ids are
 stable (unchanged clusters keep theirs, merged ones their largest ancestor's, new ones never reuse an
 old id); refusals come before Spark."""
@@ -67,7 +67,7 @@ def test_since_keeps_ids_and_reports_each_change_of_a_hand_made_pair_of_nights(s
     assert res.counts == {"created": 1, "removed": 1, "merged": 1, "split": 2, "regrouped": 0, "changed": 1,
                           "unchanged": 1}
     d = res.to_dict()
-    assert d["changes"] == {"added": 4, "removed": 1, "changed": 2} and d["full_run"] is (max_change == 0.0)
+    assert d["changes"] == {"inserted": 4, "deleted": 1, "updated": 2} and d["full_run"] is (max_change == 0.0)
     assert (d["merged"], d["split"], d["created"]) == (1, 2, 1) and d["clusters"] == 8
     assert set(res.retired) == {"e1", "f1"} and res.exit_code == 1
     assert "1 merged" in res.verdict.summary and "2 split" in res.verdict.summary
@@ -339,7 +339,7 @@ def test_the_bundled_nights_from_the_command_line_agree_with_dedup_diff_of_the_t
     code = main(["dedup", "data/dedup/people_night2.csv", *base, "--since", str(tmp_path / "n1"), "--max-change",
                  "0.1", "--out", str(tmp_path / "n2"), "--format", "json"])
     d = json.loads(capsys.readouterr().out)
-    assert code == 1 and d["full_run"] is False and d["changes"] == {"added": 2, "removed": 2, "changed": 0}
+    assert code == 1 and d["full_run"] is False and d["changes"] == {"inserted": 2, "deleted": 2, "updated": 0}
     diff = dedup_diff(tmp_path / "n1", tmp_path / "n2")  # the saved runs, diffed independently
     assert {k: d[k] for k in diff.counts} == diff.counts and diff.counts["unchanged"] > 0
     assert d["pairs_compared"] < json.loads((tmp_path / "n1" / "summary.json").read_text())["candidate_pairs"]

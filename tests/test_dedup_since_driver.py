@@ -58,11 +58,11 @@ def test_the_changes_found_on_the_driver_equal_a_brute_force_comparison_of_the_t
     saved = pa.table({"rec_id": pa.array(text[0], pa.string()), FP_HI: pa.array(text[1], pa.string()),  # as a CSV
                       FP_LO: pa.array(text[2], pa.string())})  # run is read: text
     changed, rows = SD.changes(tbl, saved, "rec_id", integer)
-    want = {**{k: "added" for k in new if k not in old}, **{k: "removed" for k in old if k not in new},
-            **{k: "changed" for k in new if k in old and new[k][:2] != old[k]}}
+    want = {**{k: "inserted" for k in new if k not in old}, **{k: "deleted" for k in old if k not in new},
+            **{k: "updated" for k in new if k in old and new[k][:2] != old[k]}}
     assert dict(zip(changed["key"], changed["change"])) == want and len(changed) == len(want)
     keys = list(new)
-    assert sorted((keys[r] for r in rows), key=str) == sorted((k for k, c in want.items() if c != "removed"), key=str)
+    assert sorted((keys[r] for r in rows), key=str) == sorted((k for k, c in want.items() if c != "deleted"), key=str)
     blocks = SD.blocks_of(tbl, rows, N_RULES)
     for i in range(N_RULES):  # the touched records' block hashes, per rule
         want_h = {hash(("b", new[keys[r]][2 + i])) % 1000 for r in rows if new[keys[r]][2 + i] is not None}

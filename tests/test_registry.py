@@ -103,26 +103,6 @@ SYSTEMS = [s.name for s in all_systems()]
 
 
 @pytest.mark.parametrize("name", SYSTEMS)
-def test_params_round_trip_through_cli_arguments_and_report_parameters(name):
-    system = get(name)
-    params = system.params.parse(system.example)
-    parser = build_parser()
-    args = parser.parse_args([name, *params.to_argv()])
-    from_cli = system.params.parse({s.name: getattr(args, s.name) for s in system.params.specs()})
-    assert from_cli == params
-    assert system.params.parse(json.loads(json.dumps(params.to_parameters()))) == params
-
-
-@pytest.mark.parametrize("name", SYSTEMS)
-def test_every_parameter_is_documented_and_no_name_clashes_with_a_global_flag(name):
-    from dqkit.cli._derive import GLOBAL_FLAGS
-
-    for s in get(name).params.specs():
-        assert s.help.strip() and s.name not in GLOBAL_FLAGS
-    assert get(name).summary and get(name).exit_codes.get(2) == "error"
-
-
-@pytest.mark.parametrize("name", SYSTEMS)
 def test_invalid_params_are_refused_without_spark(name):
     code = ("import sys\nfrom dqkit.systems import get\nfrom dqkit.errors import DqkitError\n"
             f"s = get({name!r})\nvalues = dict(s.example)\n"
@@ -134,16 +114,66 @@ def test_invalid_params_are_refused_without_spark(name):
 
 
 @pytest.mark.parametrize("name", SYSTEMS)
-def test_the_bundled_example_runs_and_renders_text_json_html_with_a_one_line_repr(name, example_result):
-    from dqkit.contract import render
-    from dqkit.contract.result import Result
+def test_every_system_keeps_the_registry_contract(name, example_result):
+    """``check_system`` on each built-in: parameters, round trips, CLI, exit codes, sections, rendering,
+    escaping and saving, on the example's result (computed once per session, shared with the snapshots)."""
+    from dqkit.systems import check_system
 
-    result = example_result(name)  # computed once per session, shared with tests/test_snapshots.py
-    assert isinstance(result, Result)
-    assert result.to_text().strip() and "<div class='dqkit'>" in result.to_html(charts=False)
-    json.loads(render.dumps(result.to_dict()))
-    assert "\n" not in repr(result) and len(repr(result)) < 300 and name in repr(result)
-    assert result.exit_code == (0 if result.verdict.ok else 1)
+    done = check_system(name, result=example_result(name))
+    assert done == ["params", "round trip", "exit codes", "cli", "sections", "result exit code", "render",
+                    "escaped", "metrics", "save"]
+
+
+def test_the_toy_system_keeps_the_registry_contract(toy, spark, monkeypatch):
+    from dqkit.systems import check_system
+
+    monkeypatch.chdir(ROOT)  # the example's paths are relative to the repository
+    assert "save" in check_system(toy, spark=spark)
+
+
+def _fake_result(*blocks: object) -> object:
+    from dqkit.contract.result import Result, Verdict
+
+    class Fake(Result):
+        system = "toy"
+
+        def to_dict(self) -> dict:
+            return {"verdict": "CLEAN"}
+
+        def sections(self, sample_rows: int = 10) -> list:
+            return [Verdict(True, "CLEAN", "nothing"), *blocks]
+
+        def frames(self, **_: object) -> dict:
+            return {}
+
+    return Fake()
+
+
+def test_check_system_names_the_promise_a_system_breaks(toy):
+    import dataclasses
+
+    from dqkit.contract.result import Facts
+    from dqkit.systems import SystemCheckError, check_system
+
+    @dataclasses.dataclass(frozen=True)
+    class Raw:  # a block that writes its text into HTML as it is
+        title: str
+        text: str
+
+        def to_text(self) -> str:
+            return self.text
+
+        def to_html(self, charts: bool = True) -> str:
+            return f"<p>{self.text}</p>"
+
+    with pytest.raises(SystemCheckError, match="'toy', check 'escaped'"):
+        check_system(toy, result=_fake_result(Facts("Counts", {"rows": 1}), Raw("Raw", "plain")), save=False)
+    assert check_system(toy, result=_fake_result(Facts("Counts", {"rows": 1})), save=False)[-1] == "metrics"
+    with pytest.raises(SystemCheckError, match="check 'exit codes': .*\\[1\\] are not declared"):
+        check_system(dataclasses.replace(toy, exit_codes={0: "clean", 2: "error"}),
+                     result=_fake_result(Facts("Counts", {"rows": 1})), save=False)
+    with pytest.raises(SystemCheckError, match="check 'sections': .*untitled"):
+        check_system(toy, result=_fake_result(Facts("", {"rows": 1})), save=False)
 
 
 def test_the_registry_and_every_declaration_load_without_pyspark():

@@ -13,8 +13,8 @@ The same answer as the Spark route, by construction:
 
 * the fingerprints are Spark's, computed in the fetch by the expression the saved run stored
   (``row_fingerprint`` over ``_since_io.fingerprint_columns``) and compared as the same two 64-bit
-  integers: a record is added (key only in NEW), removed (key only in the run) or changed (a half
-  differs), as ``_since_scan.changes`` says;
+  integers: a record is inserted (key only in NEW), deleted (key only in the run) or updated (a half
+  differs), as ``_since_scan.changes`` says (``dqkit.primitives.changes``' words);
 * a NULL or repeated key in NEW is found here and refused by ``dqkit.primitives.keys.check_key`` as before;
 * ``near`` keeps the rows ``_since_scan.near``'s filter keeps: a block-key hash among the touched
   records' hashes (the hash ``_since_scan.new_side`` computes: xxhash64 of the same struct) or a JSON
@@ -38,6 +38,7 @@ from dqkit.dedup import _since_pairs as P
 from dqkit.dedup import _since_saved as SV
 from dqkit.dedup._driver import _exact_blocks, _key_ok
 from dqkit.dedup._since_io import FINGERPRINTS, fingerprint_columns
+from dqkit.primitives.changes import DELETED, INSERTED, UPDATED
 from dqkit.primitives.fingerprint import FP_HI, FP_LO, row_fingerprint
 from dqkit.checks.preflight import dedup_driver_pairs
 from dqkit.runtime.sparkutil import col
@@ -83,8 +84,8 @@ def _plain_key(values: Any, integer: bool) -> pa.Array:
 
 def changes(tbl: pa.Table, saved: pa.Table, key: str, integer: bool) -> tuple[pd.DataFrame, np.ndarray] | None:
     """What changed between NEW (``fetch``) and the saved fingerprints (``saved``: ``key``, ``_dq_fp_hi``,
-    ``_dq_fp_lo``): ``(key, change)`` for every added, removed or changed record, and the rows of
-    ``tbl`` that are added or changed (the touched records). None when NEW's key is NULL or repeated
+    ``_dq_fp_lo``): ``(key, change)`` for every inserted, deleted or updated record, and the rows of
+    ``tbl`` that are inserted or updated (the touched records). None when NEW's key is NULL or repeated
     (the caller refuses with the key check's words)."""
     ids = _plain_key(tbl.column(B.ID), integer)
     if ids.null_count or pc.count_distinct(ids).as_py() != len(ids):
@@ -98,14 +99,14 @@ def changes(tbl: pa.Table, saved: pa.Table, key: str, integer: bool) -> tuple[pd
     in_old = np.asarray(pc.is_valid(both.column("_o")))
     same = np.asarray(pc.fill_null(pc.and_(pc.equal(both.column("nh"), both.column("oh")),
                                            pc.equal(both.column("nl"), both.column("ol"))), False))
-    added, removed = in_new & ~in_old, in_old & ~in_new
-    changed = in_new & in_old & ~same
+    inserted, deleted = in_new & ~in_old, in_old & ~in_new
+    updated = in_new & in_old & ~same
     kind = np.full(both.num_rows, None, dtype=object)
-    kind[added], kind[removed], kind[changed] = "added", "removed", "changed"
-    hit = added | removed | changed
+    kind[inserted], kind[deleted], kind[updated] = INSERTED, DELETED, UPDATED
+    hit = inserted | deleted | updated
     keys = both.column("k").filter(pa.array(hit)).to_pylist()
     out = pd.DataFrame({"key": pd.Series(keys, dtype=object), "change": kind[hit]}, columns=["key", "change"])
-    rows = np.asarray(both.column(_ROW).filter(pa.array(added | changed)), dtype=np.int64)
+    rows = np.asarray(both.column(_ROW).filter(pa.array(inserted | updated)), dtype=np.int64)
     return out, np.sort(rows)
 
 

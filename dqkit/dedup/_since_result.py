@@ -18,6 +18,7 @@ from dqkit.dedup.config import DedupConfig
 from dqkit.dedup.diff import KINDS, DedupDiffResult
 from dqkit.errors import ParameterError
 from dqkit.contract.result import Facts, Notes, Result, Table, Verdict, keyed
+from dqkit.primitives.changes import CHANGE_KINDS
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -135,12 +136,11 @@ class DedupSinceResult(Result):
     def sections(self, sample_rows: int = 10) -> list[Any]:
         c, ch = self.counts, self.change_counts
         how = (f"full run: {self.full_run_reason}; every candidate pair was compared with the saved model"
-               if self.full_run else "incremental: only pairs with an added or changed record were compared, "
+               if self.full_run else "incremental: only pairs with an inserted or updated record were compared, "
                                      "with the saved model; the other clusters were kept with their ids")
         blocks: list[Any] = [keyed("summary", self.verdict_block()), Facts("Since the last run", key="summary", items={
             "saved run": self.since, "how": how,
-            "records": f"{self.n_records:,} ({ch.get('added', 0):,} added, {ch.get('removed', 0):,} removed, "
-                       f"{ch.get('changed', 0):,} changed)",
+            "records": f"{self.n_records:,} (" + ", ".join(f"{ch.get(k, 0):,} {k}" for k in CHANGE_KINDS) + ")",
             "pairs compared": self.pairs_compared,
             "clusters": f"{self.clusters_before:,} before, {self.n_clusters:,} now",
             **{k: c[k] for k in KINDS}}),

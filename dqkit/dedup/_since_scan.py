@@ -3,16 +3,17 @@ the changed records and their blocks, not with the table (issue #26: ≥ 10× a 
 entities):
 
 * ``changes``: NEW's fingerprints and the saved ones in ONE aggregation over the key (one shuffle, no
-  join, no separate key check): per key, NEW's rows and both fingerprints say whether the record was
-  added, removed or changed, and whether NEW's key is NULL or repeated (then ``dqkit.primitives.keys.check_key``
-  words the refusal). NEW's record count is the saved run's plus added minus removed.
+  join, no separate key check: ``dqkit.primitives.changes.by_key``, as ``detect --since``): per key, NEW's
+  rows and both fingerprints say whether the record was inserted, deleted or updated, and whether NEW's
+  key is NULL or repeated (then ``dqkit.primitives.keys.check_key`` words the refusal). NEW's record
+  count is the saved run's plus inserted minus deleted.
   The same aggregation carries NEW's block-key hashes, so the touched records' blocks (``blocks_of``)
   come with the change, with no scan of their own.
 * ``near``: the records in the touched records' blocks or in the saved run's oversized blocks (one scan
   of NEW filtered by literal hash sets), collected once (``dqkit.dedup._since_pairs``): their block
   sizes and pairs are counted and joined on the driver. NEW is read twice in all.
 * Oversized blocks (``_since_pairs.oversized_in``) without the whole table's block statistics. A block no
-  added or changed record is in holds only untouched records, whose block keys are as before (the
+  inserted or updated record is in holds only untouched records, whose block keys are as before (the
   fingerprint covers the blocking columns), so it is at most as large as in the saved run: if it is
   oversized now, it was then. So NEW's oversized blocks are among the blocks of the touched records
   and the saved run's oversized blocks, which ``near`` holds whole.
@@ -25,6 +26,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from dqkit.dedup import _blocking as B
+from dqkit.primitives import changes as C
 from dqkit.primitives.fingerprint import FP_HI, FP_LO
 from dqkit.runtime.sparkutil import col
 
@@ -37,26 +39,16 @@ MAX_NEAR_KEYS = 20_000
 
 
 def changes(new_fp: DataFrame, old_fp: DataFrame, key: str, n_rules: int = 0) -> DataFrame:
-    """``key, change, bad, _dq_h0..``, only rows with a change or a bad key (lazy): ``change`` is added,
-    removed or changed (fingerprints differ), ``bad`` NEW's key is NULL or repeated, ``_dq_h{i}`` the hash
-    of NEW's block key of rule ``i`` (``new_fp`` carries them, see ``new_side``), so the touched blocks come
-    with the change (no scan of their own). Both sides are the same columns, unioned and aggregated once
-    by key."""
-    none = F.lit(None).cast("long")
+    """``key, change, bad, _dq_h0..``, only rows with a change or a bad key (lazy): ``change`` is inserted,
+    deleted or updated (``dqkit.primitives.changes.by_key``: one aggregation of both sides by key), ``bad``
+    NEW's key is NULL or repeated, ``_dq_h{i}`` the hash of NEW's block key of rule ``i`` (``new_fp``
+    carries them, see ``new_side``), so the touched blocks come with the change (no scan of their own)."""
     hashes = [f"_dq_h{i}" for i in range(n_rules)]
-    n = new_fp.select(col(key).alias("_k"), F.lit(1).alias("_n"), F.col(FP_HI).alias("_nh"),
-                      F.col(FP_LO).alias("_nl"), none.alias("_oh"), none.alias("_ol"), *[F.col(h) for h in hashes])
-    o = old_fp.select(col(key).alias("_k"), F.lit(0).alias("_n"), none.alias("_nh"), none.alias("_nl"),
-                      F.col(FP_HI).alias("_oh"), F.col(FP_LO).alias("_ol"), *[none.alias(h) for h in hashes])
-    per = n.unionByName(o).groupBy("_k").agg(
-        F.sum("_n").alias("_n"), (F.count(F.lit(1)) - F.sum("_n")).alias("_o"), F.max("_nh").alias("_nh"),
-        F.max("_nl").alias("_nl"), F.max("_oh").alias("_oh"), F.max("_ol").alias("_ol"),
-        *[F.max(h).alias(h) for h in hashes])
-    kind = (F.when(F.col("_n") == 0, F.lit("removed")).when(F.col("_o") == 0, F.lit("added"))
-            .when((F.col("_oh") != F.col("_nh")) | (F.col("_ol") != F.col("_nl")), F.lit("changed")))
-    bad = (F.col("_n") > 1) | (F.col("_k").isNull() & (F.col("_n") > 0))
-    return per.select(F.col("_k").alias("key"), kind.alias("change"), bad.alias("bad"), *hashes).where(
-        F.col("change").isNotNull() | F.col("bad"))
+    per = C.by_key(new_fp, old_fp, key, carry=hashes)
+    n = F.col(C.NEW_ROWS)
+    bad = (n > 1) | (col(key).isNull() & (n > 0))
+    return per.select(col(key).alias("key"), C.CHANGE, bad.alias("bad"),
+                      *[F.col(C.carried(h, 1)).alias(h) for h in hashes]).where(F.col(C.CHANGE).isNotNull() | F.col("bad"))
 
 
 def new_side(records: DataFrame, key: str, cfg: Any, rules: list[Any]) -> DataFrame:
@@ -72,10 +64,10 @@ def new_side(records: DataFrame, key: str, cfg: Any, rules: list[Any]) -> DataFr
 
 
 def blocks_of(rows: list[Any], n_rules: int) -> dict[int, set[int]]:
-    """The touched (added or changed) records' block-key hashes per rule, from ``changes``' rows."""
+    """The touched (inserted or updated) records' block-key hashes per rule, from ``changes``' rows."""
     out: dict[int, set[int]] = {i: set() for i in range(n_rules)}
     for row in rows:
-        if row["change"] in ("added", "changed"):
+        if row["change"] in (C.INSERTED, C.UPDATED):
             for i in range(n_rules):
                 if row[f"_dq_h{i}"] is not None:
                     out[i].add(int(row[f"_dq_h{i}"]))

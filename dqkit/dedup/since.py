@@ -1,21 +1,21 @@
 """``dedup NEW --since RUN``: the next night's deduplication from the previous night's saved run, scoring
-only the pairs of added or changed records, with stable cluster ids.
+only the pairs of inserted or updated records, with stable cluster ids.
 
 ``RUN`` is a folder ``dqkit dedup --out`` wrote (``dqkit.dedup.manifest.read_since`` checks it without
 Spark: same key, config and threshold). It holds the model (m, u, λ), the records' fingerprints over
 the matching columns, the clusters and the matching pairs. Then:
 
-1. **What changed**: a record is added, removed or changed when its key is on one side only or its
-   fingerprint (``dqkit.primitives.fingerprint``) over the compared and blocking columns differs; a change to
-   another column changes no pair.
+1. **What changed** (``dqkit.primitives.changes``, as for ``detect --since``): a record is inserted,
+   deleted or updated when its key is on one side only or its fingerprint (``dqkit.primitives.fingerprint``)
+   over the compared and blocking columns differs; a change to another column changes no pair.
 2. **Cost rule**: above ``max_change`` of NEW's records changed, or when NEW's oversized blocks differ
    from the saved run's (which would change the pairs of untouched records), every candidate pair of
    NEW is compared (a full run, still with the saved model) and the result says so.
-3. **Score only what changed**: the candidate pairs with an added or changed record, blocked against
+3. **Score only what changed**: the candidate pairs with an inserted or updated record, blocked against
    all of NEW (the same rules and purged blocks), are compared and scored with the SAVED model (no EM).
    The saved matches between untouched records stand: both records and the model are unchanged.
-4. **Re-cluster only the touched components**: the old clusters holding a removed or changed record or
-   an end of a new match, with the added and changed records, are clustered again from their matches
+4. **Re-cluster only the touched components**: the old clusters holding a deleted or updated record or
+   an end of a new match, with the inserted and updated records, are clustered again from their matches
    (a closed part: no match leaves it); every other cluster is kept as it was, with its id.
 5. **Stable ids** (``dqkit.dedup._stable_ids``): an unchanged cluster keeps its id, a changed or merged
    one the id of its largest ancestor (ties to the smallest id), new clusters get ids never used
@@ -51,6 +51,7 @@ from dqkit.dedup._stable_ids import stable_ids
 from dqkit.dedup.diff import diff_assignments
 from dqkit.dedup.manifest import FULL_RUN, check_since, config_form, read_since
 from dqkit.errors import ParameterError, SchemaMismatchError
+from dqkit.primitives.changes import CHANGE_KINDS, DELETED, INSERTED, change_counts
 from dqkit.primitives.fingerprint import FP_HI, FP_LO
 from dqkit.checks.preflight import record_bound
 from dqkit.runtime.session import get_spark
@@ -59,7 +60,7 @@ from dqkit.runtime.sparkutil import cancellable, col
 
 __all__ = ["dedup_since", "MAX_CHANGE"]
 
-#: Cost rule: above this share of NEW's records added, removed or changed, every pair is compared.
+#: Cost rule: above this share of NEW's records inserted, deleted or updated, every pair is compared.
 MAX_CHANGE = 0.05
 _T = "_dq_touched"
 
@@ -161,7 +162,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         if got is not None:  # one scan of NEW, the change found on the driver (dqkit.dedup._since_driver)
             changed, touched_rows = got
             rows, more, n_records = [], False, fetched.num_rows
-            kinds = {k: int((changed["change"] == k).sum()) for k in ("added", "removed", "changed")}
+            kinds = change_counts(changed)
         else:  # one Spark job: what changed, the key check's counts and the touched records' block hashes
             rows, more, kinds, n_records = _spark_changes(spark, df, folder, fmt, key, key_type, cfg, rules,
                                                           saved_n, max_change, label)
@@ -171,7 +172,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         share = n_changed / max(n_records, 1)
         recs = _records(df, key, cfg, rules)
         saved_over = {int(i): sorted(k) for i, k in (manifest.get("oversized") or {}).items() if k}
-        touched = set(changed.loc[changed["change"] != "removed", "key"])
+        touched = set(changed.loc[changed["change"] != DELETED, "key"])
         found, part, near = None, recs, None
         if not more and share <= max_change and touched | set().union(*saved_over.values()):
             # only the blocks the change reaches, and the saved oversized ones (dqkit.dedup._since_scan)
@@ -198,7 +199,7 @@ def dedup_since(table: Any, since: Any, key: str, config: Any, *, threshold: flo
         now_over = {i: sorted(k) for i, k in oversized.items() if k}
         reason = None
         if share > max_change:
-            reason = (f"{n_changed:,} of {n_records:,} records ({share:.1%}) were added, removed or changed, "
+            reason = (f"{n_changed:,} of {n_records:,} records ({share:.1%}) were inserted, deleted or updated, "
                       f"more than max_change {max_change:g}")
         elif saved_over != now_over:
             reason = "the oversized blocks differ from the saved run's, so the pairs of untouched records may differ"
@@ -226,10 +227,10 @@ def _spark_changes(spark: SparkSession, df: DataFrame, folder: Path, fmt: str, k
     if more:  # more changed than the cost rule allows: only the counts are needed (a full run follows)
         got = {r["change"]: int(r["n"]) for r in changes.groupBy("change").agg(F.count(F.lit(1)).alias("n")).collect()}
     else:
-        got = {k: sum(1 for r in rows if r["change"] == k) for k in ("added", "removed", "changed")}
-    kinds = {k: got.get(k, 0) for k in ("added", "removed", "changed")}
+        got = change_counts(rows)
+    kinds = {k: got.get(k, 0) for k in CHANGE_KINDS}
     if not more and saved_n is not None:
-        n_records = int(saved_n) + kinds["added"] - kinds["removed"]
+        n_records = int(saved_n) + kinds[INSERTED] - kinds[DELETED]
     return rows, more, kinds, n_records
 
 
@@ -343,8 +344,8 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     integer = isinstance(key_type, T.IntegralType)
     comps, columns = cfg.comparisons, cfg.columns()
     dtypes = {c: df.schema[c].dataType for c in columns}
-    touched = set(changed.loc[changed["change"] != "removed", "key"])
-    gone = set(changed.loc[changed["change"] != "added", "key"])  # removed, or changed: old matches void
+    touched = set(changed.loc[changed["change"] != DELETED, "key"])
+    gone = set(changed.loc[changed["change"] != INSERTED, "key"])  # deleted, or updated: old matches void
     w = probability_to_weight(thr)
     pair_schema = _pairs_schema(key_type, comps)
     # 3. the pairs of touched records, scored with the saved model (one job, a few rows per touched record)
@@ -377,7 +378,7 @@ def _incremental(spark: SparkSession, df: DataFrame, key: str, cfg: Any, thr: fl
     new_matches = compared[compared["match_weight"].astype(float) >= w]
     clock("score the touched pairs")
     edges_new = list(zip(new_matches["key_1"], new_matches["key_2"]))
-    # the saved matches (Arrow, dqkit.dedup._since_saved); those with a removed or changed record are void
+    # the saved matches (Arrow, dqkit.dedup._since_saved); those with a deleted or updated record are void
     cl = SV.read(folder, "clusters", fmt, integer, (key, CLUSTER), [key, CLUSTER])
     pairs = SV.read(folder, "pairs", fmt, integer, ("key_1", "key_2"),
                     None if fmt == "csv" else ["key_1", "key_2", "match_weight"])

@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from dqkit.contract import render
 from dqkit.contract.result import Facts, Result, Table, Verdict, keyed
 from dqkit.detect.since_manifest import MANIFEST, make_manifest
+from dqkit.primitives.changes import CHANGE_KINDS
 
 LISTS = ("new", "resolved", "persisting")
 
@@ -100,7 +101,7 @@ class SinceResult(Result):
         return {"table": self.table, "since": self.since, "key": self.key, "reused_saved_result": self.reused,
                 "verdict": v.label, "summary": v.summary,
                 **{k: self.count(k) for k in LISTS}, "violations": self.total_violations,
-                "changes": {k: self.changes.get(k, 0) for k in ("inserted", "deleted", "updated")},
+                "changes": {k: self.changes.get(k, 0) for k in CHANGE_KINDS},
                 "changed_share": round(self.share, 6), "max_change": self.max_change, "full_detection": self.full,
                 "seconds": round(self.seconds, 3),
                 "rules": {r.name: {**r.counts, "checked": r.how} for r in self.per_rule}}
@@ -114,7 +115,7 @@ class SinceResult(Result):
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         """Verdict, what changed, the three counts per rule, and the first rows of each list (capped)."""
-        ch = {k: self.changes.get(k, 0) for k in ("inserted", "deleted", "updated")}
+        ch = {k: self.changes.get(k, 0) for k in CHANGE_KINDS}
         facts = {"table": self.table, "since": self.since + (" (saved result, reused)" if self.reused else " (table)"),
                  "key": self.key, "rows changed": f"{sum(ch.values())} ({', '.join(f'{v} {k}' for k, v in ch.items())})",
                  "share changed": f"{100 * self.share:.3f}% of {self.rows_new} rows",

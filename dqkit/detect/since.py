@@ -73,7 +73,8 @@ from dqkit.detect._since_buckets import changed_buckets, in_buckets
 from dqkit.detect._since_probe import Literal, plan_probe
 from dqkit.detect._since_result import RuleSince, SinceResult
 from dqkit.errors import RuleError, SchemaMismatchError
-from dqkit.primitives.fingerprint import row_fingerprint
+from dqkit.primitives import changes
+from dqkit.primitives.fingerprint import FP_HI, FP_LO, row_fingerprint
 from dqkit.primitives.keys import check_reserved, refuse_key
 from dqkit.rules import DenialConstraint, FunctionalDependency, UDFRule, as_rules, validate_rules
 from dqkit.runtime.session import get_spark
@@ -86,7 +87,6 @@ from dqkit.detect.since_manifest import (
 #: Cost rule: above this share of NEW's rows changed, every rule is detected in full on both sides.
 #: The crossover measured with benchmarks/bench_since.py is in benchmarks/RESULTS.md ("detect --since").
 MAX_CHANGE = 0.05
-FP_HI, FP_LO = "_dq_fp_hi", "_dq_fp_lo"
 K1, K2 = "key1", "key2"
 
 __all__ = ["detect_since", "MAX_CHANGE", "identities", "restrict", "row_fingerprints", "partners_rule"]
@@ -115,17 +115,6 @@ def row_fingerprints(df: DataFrame, key: str, columns: list[str]) -> DataFrame:
     """``key, _dq_fp_hi, _dq_fp_lo``: each row's fingerprint over ``columns`` (what ``--since`` compares)."""
     hi, lo = row_fingerprint(df, columns)
     return df.select(col(key), hi.alias(FP_HI), lo.alias(FP_LO))
-
-
-def changed_keys(old_fp: DataFrame, new_fp: DataFrame, key: str) -> DataFrame:
-    """``key, change``: the keys inserted, deleted or updated (fingerprint differs), by one full outer join."""
-    o = old_fp.select(col(key).alias("_dq_k"), F.col(FP_HI).alias("_o_hi"), F.col(FP_LO).alias("_o_lo"))
-    n = new_fp.select(col(key).alias("_dq_k"), F.col(FP_HI).alias("_n_hi"), F.col(FP_LO).alias("_n_lo"))
-    j = o.join(n, "_dq_k", "full_outer")
-    change = (F.when(F.col("_o_hi").isNull(), F.lit("inserted"))
-              .when(F.col("_n_hi").isNull(), F.lit("deleted"))
-              .when((F.col("_o_hi") != F.col("_n_hi")) | (F.col("_o_lo") != F.col("_n_lo")), F.lit("updated")))
-    return j.select(F.col("_dq_k").alias(key), change.alias("change")).where(F.col("change").isNotNull())
 
 
 #: Why an FD is detected in full on each side (``fd_pairs``, no join) and diffed when OLD is a table (or a
@@ -242,7 +231,7 @@ def _pairs(violations: DataFrame) -> DataFrame:
     return violations.select("rule", F.col("t1").alias(K1), F.col("t2").alias(K2))
 
 
-_S, _NN, _NO = "_dq_s", "_dq_nn", "_dq_no"
+_NN, _NO = changes.NEW_ROWS, changes.OLD_ROWS
 
 
 def _rows(df: DataFrame, key: str, cols: list[str]) -> DataFrame:
@@ -252,36 +241,21 @@ def _rows(df: DataFrame, key: str, cols: list[str]) -> DataFrame:
 
 def _by_key(new_rows: DataFrame, old: DataFrame, key: str, cols: list[str], *, table: bool,
             carry: list[tuple[str, Any]] | None = None) -> DataFrame:
-    """ONE shuffle by key over both sides: per key value, its rows on each side (``_dq_nn``, ``_dq_no``: the
-    key checks) and the change (inserted, deleted, updated by fingerprint, or NULL). ``old``: OLD's rows
-    (``_rows``) when ``table``, else a saved result's fingerprints. Only keys and fingerprints are
-    shuffled (fixed-width: a hash aggregation, no sort); the sides' values stay in the caller's caches of
+    """ONE shuffle by key over both sides (``dqkit.primitives.changes.by_key``): per key value, its rows on
+    each side (``_dq_nn``, ``_dq_no``: the key checks) and the change (inserted, deleted, updated by
+    fingerprint, or NULL). ``old``: OLD's rows (``_rows``) when ``table``, else a saved result's
+    fingerprints. Only keys and fingerprints are shuffled; the sides' values stay in the caller's caches of
     ``_rows``, which this job fills as it reads them. ``carry``: ``(name, column)`` computed on each side's
     rows (the probe's partner hashes, ``dqkit.detect._since_probe``), kept per side as ``_dq_1name`` (NEW)
     and ``_dq_0name`` (OLD, NULL for a saved result)."""
     carry = carry or []
-    names = [n for n, _ in carry]
 
-    def fp(rows: DataFrame, side: int) -> DataFrame:
+    def fp(rows: DataFrame) -> DataFrame:
         hi, lo = row_fingerprint(rows, cols)
-        return rows.select(col(key).alias("_dq_k"), hi.alias(FP_HI), lo.alias(FP_LO), F.lit(side).alias(_S),
-                           *[c.alias(n) for n, c in carry])
+        return rows.select(col(key), hi.alias(FP_HI), lo.alias(FP_LO), *[c.alias(n) for n, c in carry])
 
-    o = fp(old, 0) if table else old.select(col(key).alias("_dq_k"), F.col(FP_HI), F.col(FP_LO), F.lit(0).alias(_S),
-                                            *[F.lit(None).cast("bigint").alias(n) for n in names])
-    side = F.col(_S)
-    both = fp(new_rows, 1).unionByName(o)
-    # partitioned by key once: the aggregation needs no shuffle of its own and no partial aggregation
-    both = both.repartition(F.col("_dq_k"))
-    per = both.groupBy("_dq_k").agg(
-        F.sum(side).alias(_NN), (F.count(F.lit(1)) - F.sum(side)).alias(_NO),
-        F.bit_xor(FP_HI).alias("_dq_xh"), F.bit_xor(FP_LO).alias("_dq_xl"),
-        *[F.max(F.when(side == s_, F.col(n))).alias(f"_dq_{s_}{n}") for s_ in (1, 0) for n in names])
-    # one row per side (else the key is refused): the fingerprints differ iff their XOR is not zero
-    change = (F.when(F.col(_NO) == 0, F.lit("inserted")).when(F.col(_NN) == 0, F.lit("deleted"))
-              .when((F.col("_dq_xh") != 0) | (F.col("_dq_xl") != 0), F.lit("updated")))
-    return per.select(F.col("_dq_k").alias(key), _NN, _NO, change.alias("change"),
-                      *[f"_dq_{s_}{n}" for s_ in (1, 0) for n in names])
+    o = fp(old) if table else old.select(col(key), F.col(FP_HI), F.col(FP_LO))
+    return changes.by_key(fp(new_rows), o, key, carry=[n for n, _ in carry])
 
 
 def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None, carry: list[str] | None = None,
@@ -297,7 +271,7 @@ def _key_checks(per: DataFrame, key: str, label: str, old_label: str | None, car
         rep = k.isNotNull() & (F.col(n) > 1)
         stats += [F.coalesce(F.sum(n), F.lit(0)), F.coalesce(F.sum(F.when(k.isNull(), F.col(n))), F.lit(0)),
                   F.count(F.when(rep, 1)), F.coalesce(F.sum(F.when(rep, F.col(n))), F.lit(0))]
-    kinds = ("inserted", "deleted", "updated")
+    kinds = changes.CHANGE_KINDS
     stats += [F.count(F.when(F.col("change") == w, 1)) for w in kinds]
     agg = per.agg(F.array(*[x.cast("bigint") for x in stats]).alias("_dq_a"))
     rows: list[Any] | None = None

@@ -5,7 +5,8 @@ declarations. The built-in declarations are loaded on first use (each imports it
 it runs), so listing the systems or checking parameters never starts Spark. Another system (a
 plug-in, or the toy system of the contract tests) needs no other code: ``register(system)`` in the
 running process, or ``DQKIT_SYSTEMS=module:ATTR[,module:ATTR]`` in the environment, which also
-reaches the kernels that ``dqkit report`` starts.
+reaches the kernels that ``dqkit report`` starts. ``check_system(system)`` checks that a system keeps
+the registry's contract (``dqkit.systems.check``): a plug-in's tests call it.
 """
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import os
 
 from dqkit.errors import ParameterError
 from dqkit.systems.base import ExitCodes, Params, ParamSpec, System, Tab, param
+from dqkit.systems.check import SystemCheckError, check_system
 
-__all__ = ["ExitCodes", "Params", "ParamSpec", "System", "Tab", "all_systems", "get", "param", "register", "unregister"]
+__all__ = ["ExitCodes", "Params", "ParamSpec", "System", "SystemCheckError", "Tab", "all_systems", "check_system",
+           "get", "param", "register", "unregister"]
 
 #: The built-in declarations, in the order ``dqkit --help`` lists them (module, attribute).
 BUILTIN = ("dqkit.systems.delta:DELTA", "dqkit.systems.detect:DETECT", "dqkit.systems.repair:REPAIR",

@@ -39,11 +39,11 @@ class DedupParams(Params):
     csv: bool = param(False, help="with --out: write the tables as CSV instead of Parquet")
     sample_rows: int = param(10, help="clusters, pairs and golden records shown per section", low=0, metavar="N")
     since: str | None = param(None, help="the previous night's run (the folder `dedup --out` wrote): score only "
-                                         "pairs with added or changed records, with its model, and keep its "
+                                         "pairs with inserted or updated records, with its model, and keep its "
                                          "cluster ids; report clusters created, merged and split",
                               metavar="RUN", input=True)
-    max_change: float = param(0.05, help="with --since, the cost rule: above this share of records added, "
-                                         "removed or changed, compare every pair of TABLE (still with the "
+    max_change: float = param(0.05, help="with --since, the cost rule: above this share of records inserted, "
+                                         "deleted or updated, compare every pair of TABLE (still with the "
                                          "saved model)", low=0, high=1, metavar="SHARE")
     #: what the result calls an in-memory table (a notebook's name for it); not a parameter of any front end
     _name: str | None = field(default=None, compare=False)
