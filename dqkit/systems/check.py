@@ -13,8 +13,9 @@ Each check names the promise it holds a system to; the first broken one raises `
 * ``cli``: the derived subcommand exists, and ``--help`` shows its usage and states the exit codes;
   ``dqkit report NAME --list-parameters`` lists every parameter;
 * on the example's result (run here from ``system.example``, paths relative to the working folder, or
-  passed in as ``result``): ``sections`` (a ``Verdict`` first; every block titled; with section keys,
-  each a non-empty text, unique; every declared tab names a section there is), ``result.exit_code``
+  passed in as ``result``): ``sections`` (a ``Verdict`` first; every block titled and keyed; every key
+  placed by a declared tab; every tab shown for every result names a section there is, or says what
+  it lacks), ``result.exit_code``
   among the declared codes and the verdict's, ``render`` (text and HTML non-empty, one line of repr, the
   JSON summary serialisable) and ``escaped`` (every block's text reaches HTML escaped: the blocks are
   rendered again with markup in their titles, values and cells, and none of it may come through);
@@ -218,10 +219,6 @@ def _poisoned(block: Any) -> Any:
 
 
 def _metrics(result: Any) -> None:
-    from dqkit.contract.result import Result
-
-    if not callable(getattr(Result, "metrics", None)):
-        return  # results have no metrics() in this version of the contract
     got = result.metrics()
     assert isinstance(got, Mapping), f"metrics() returned {type(got).__name__}, not a mapping"
     bad = {k: v for k, v in got.items() if not isinstance(k, str) or isinstance(v, bool)
