@@ -1,9 +1,9 @@
-"""dqkit.io.atomic: the one implementation of atomic outputs (files and folders); no Spark needed."""
+"""dqkit.runtime.atomic: the one implementation of atomic outputs (files and folders); no Spark needed."""
 from __future__ import annotations
 
 import pytest
 
-from dqkit.io.atomic import atomic_file, atomic_folder
+from dqkit.runtime.atomic import atomic_file, atomic_folder
 
 
 def test_atomic_file_replaces_the_target_whole_and_leaves_no_temporary_sibling(tmp_path):
@@ -39,7 +39,7 @@ def test_atomic_folder_leaves_no_half_written_folder_when_the_write_fails(tmp_pa
 
 
 def test_the_state_files_of_tcfc_and_the_report_pages_are_written_by_the_one_atomic_writer():
-    """One implementation: the modules that write a file atomically call dqkit.io.atomic, none renames by itself."""
+    """One implementation: the modules that write a file atomically call dqkit.runtime.atomic, none renames by itself."""
     import inspect
 
     import dqkit.report.runner
@@ -63,7 +63,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from dqkit.errors import DiskFullError, OutputTakenError  # noqa: E402
-from dqkit.io import atomic  # noqa: E402
+from dqkit.runtime import atomic  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,7 +71,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _WRITER = """
 import sys, time
 from pathlib import Path
-from dqkit.io import atomic
+from dqkit.runtime import atomic
 if {no_exchange}:
     atomic._renameat2 = lambda src, dst, flags: False
 kind, target, text, overwrite, pause = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4] == "1", float(sys.argv[5])
@@ -234,7 +234,7 @@ def test_two_threads_saving_one_fresh_folder_one_wins_whole(tmp_path):
 def test_concurrent_updates_of_one_file_all_land(tmp_path):
     """Appends (e.g. a history) through ``update_file`` are serialised: every one of 6 processes lands."""
     target = tmp_path / "history.jsonl"
-    code = ("import sys; from dqkit.io.atomic import update_file\n"
+    code = ("import sys; from dqkit.runtime.atomic import update_file\n"
             "for i in range(5):\n"
             "    update_file(sys.argv[1], lambda old: (old or '') + sys.argv[2] + str(i) + '\\n')\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

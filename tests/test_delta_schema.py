@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dqkit.checks import schemas
+from dqkit.delta import preflight as schemas
 from dqkit.cli import _derive, main
 from dqkit.delta import delta
 from dqkit.delta import schema as sd

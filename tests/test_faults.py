@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from dqkit.io import atomic
+from dqkit.runtime import atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"

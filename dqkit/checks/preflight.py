@@ -1,7 +1,7 @@
 """Checks that need no Spark, run by every command before a SparkSession starts.
 
-Long because the per-command checks (delta's schemas, rules, dedup, lake: the last third) are thin
-callers of the path, schema, file and output helpers above them; they would be the seam to split on.
+The path, schema, file and output helpers, and the per-command checks of rules, dedup and lake that
+call them (delta's, with its schema changes, are in ``dqkit.delta.preflight``).
 
 A typo'd path, a rule file in the wrong encoding, a column that does not exist, a threshold of 7 or
 an ``--out`` folder inside an input are refused here, in well under a second, with exit 2 and a hint,
@@ -276,7 +276,7 @@ def check_out(target: str | os.PathLike | None, inputs: Iterable[Any] = (), over
                 raise ParameterError(f"cannot write the output under {parent}: it is a file, not a folder",
                                      hint="choose a folder path")
             break
-    from dqkit.io.atomic import sweep
+    from dqkit.runtime.atomic import sweep
 
     sweep(out)  # what a killed run left beside this output goes first (it may finish a killed commit)
     if out.exists() and not overwrite:
@@ -315,56 +315,6 @@ def _split(value: Any, sep: str = ",") -> list[str]:
     from dqkit.checks.params import split_list
 
     return split_list(value, sep)
-
-
-def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: Any = None,
-          abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10, out: Any = None,
-          overwrite: bool = False, renames: Any = None, tolerances: Any = None,
-          schema_changes: str = "report") -> None:
-    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0
-    (the stages are the declaration's choices, ``dqkit.delta._names.STAGES``); renames and per-column
-    tolerances read and name columns that are there (a tolerance a number column, where the footer
-    says), and with ``schema_changes="fail"`` the schemas read from footers and headers are the same
-    (``dqkit.delta.schema``)."""
-    from dqkit.checks.params import parse_keys
-    from dqkit.delta import schema as sd
-
-    rename_map, tolerance_map = sd.parse_renames(renames), sd.parse_tolerances(tolerances)
-
-    dbs = {"the old version": database_tables(old, "the old version"),
-           "the new version": database_tables(new, "the new version")}
-    check_out(out, [old, new], overwrite)
-    check_number(abs_tol, "--abs-tol", low=0)
-    check_number(rel_tol, "--rel-tol", low=0)
-    check_number(sample_rows, "--sample-rows", low=0, integer=True)
-    known = [db for db in dbs.values() if db is not None]
-    names = sorted(set().union(*known)) if known else []
-    for table in _split(tables):
-        if known and all(table not in db for db in known):
-            raise UnknownTableError(f"--tables: no table {table!r} in either version", hint=f"tables: {', '.join(names)}")
-    for item in _split(exclude):
-        table, _, column = item.partition(".")
-        present = [db[table] for db in known if table in db]
-        if known and not present and item not in names:
-            raise UnknownTableError(f"--exclude: no table {table!r} in either version", hint=f"tables: {', '.join(names)}")
-        if column and present:
-            cols = [table_columns(p) for p in present]
-            if all(c is not None and column not in c for c in cols):
-                check_columns([column], cols[0], f"--exclude {item}")
-    for table, columns in parse_keys(keys).items():
-        present = [db[table] for db in known if table in db]
-        if known and not present:
-            raise UnknownTableError(f"--key {table}=...: no table {table!r} in either version",
-                                    hint=f"tables: {', '.join(names)}")
-        for path in present:
-            cols = table_columns(path)
-            missing = [c for c in columns if cols is not None and c not in cols]
-            if missing:
-                raise UnknownColumnError(f"--key: the key column {table}.{missing[0]} does not exist",
-                                         hint=f"columns of {table}: {', '.join(cols or [])}")
-    from dqkit.checks.schemas import delta_schemas
-
-    delta_schemas(dbs, tables, exclude, rename_map, tolerance_map, schema_changes)
 
 
 def check_table_columns(columns: Sequence[str] | None, table: Any, command: str) -> None:

@@ -191,7 +191,7 @@ def disk_full_error(exc: BaseException, args: argparse.Namespace) -> DqkitError 
     """A ``DiskFullError`` for ENOSPC (Python's, or a Spark task's "No space left on device") naming the
     path the user gave (``--out``, ``--state``, ``--reuse``), never a temporary one; None otherwise."""
     from dqkit.errors import DiskFullError
-    from dqkit.io.atomic import disk_full, is_disk_full
+    from dqkit.runtime.atomic import disk_full, is_disk_full
 
     if not is_disk_full(exc):
         return None

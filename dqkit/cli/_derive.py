@@ -8,10 +8,9 @@ import contextlib
 from typing import Any
 
 from dqkit.cli._emit import add_output_options, check_out, emit, start_session, terminal_progress
-from dqkit.systems.base import ParamSpec, System
+from dqkit.systems.base import GLOBAL_FLAGS, ParamSpec, System
 
 #: The global flags every subcommand also accepts; no parameter may take their names.
-GLOBAL_FLAGS = ("master", "remote", "checkpoint_dir", "debug", "format", "out", "overwrite", "version", "help")
 
 
 def _help(s: ParamSpec) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit.io.atomic import ABANDONED, atomic_file, atomic_folder, remove_abandoned  # noqa: F401 - re-exported
+from dqkit.runtime.atomic import ABANDONED, atomic_file, atomic_folder, remove_abandoned  # noqa: F401 - re-exported
 
 HTML_STYLE = """<style>
 .dqkit{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;font-size:14px;color:#1f2328;max-width:1100px}

@@ -26,7 +26,7 @@ from dqkit.contract import render
 from dqkit.errors import ParameterError
 from dqkit.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK  # noqa: F401 - defined once there, re-exported
 from dqkit.checks.preflight import TABLE_FILE_SUFFIXES, check_out
-from dqkit.io.atomic import fault_point
+from dqkit.runtime.atomic import fault_point
 
 
 #: rows a result fetches at least for a sample it shows, and keeps: showing it again, or another page
@@ -242,7 +242,7 @@ def save_table_files(files: Mapping[str | os.PathLike, Any], inputs: Iterable[An
     import glob
     import shutil
 
-    from dqkit.io.atomic import commit_files, disk_full, is_disk_full, sweep, temp_name
+    from dqkit.runtime.atomic import commit_files, disk_full, is_disk_full, sweep, temp_name
 
     targets = {Path(os.fspath(t)).expanduser().resolve(): df for t, df in files.items()}
     for out in targets:

@@ -34,7 +34,7 @@ def rules_yaml(rules: Sequence[Any], header: Sequence[str] = ()) -> str:
 
 def write_rules(target: str | os.PathLike, text: str) -> Path:
     """Write the rules file atomically (a sibling temporary file renamed onto ``target``)."""
-    from dqkit.io.atomic import atomic_file
+    from dqkit.runtime.atomic import atomic_file
 
     path = Path(os.fspath(target)).expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)

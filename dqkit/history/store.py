@@ -4,7 +4,7 @@ A record is one run: ``format``, ``run_id``, ``run_time`` (UTC), ``as_of`` (the 
 ``system``, ``table``, ``params_digest``, ``dqkit_version``, and the run's metrics, stored long (one row
 per metric: ``metric``, ``value``). A folder history holds a marker file (``_dqkit_history``) and one
 ``run-*.parquet`` file per append, written beside its name and renamed into place
-(``dqkit.io.atomic.atomic_file``): a killed run leaves the history as it was, two concurrent appends
+(``dqkit.runtime.atomic.atomic_file``): a killed run leaves the history as it was, two concurrent appends
 write two files and both land, and old files are never rewritten. ``compact`` bounds the number of
 files: it writes every record into one new file, then removes the files it holds (a reader drops the
 duplicates of a run seen twice, so a compaction killed between the two steps loses nothing).
@@ -165,7 +165,7 @@ class History:
             spark.sql(f"CREATE DATABASE IF NOT EXISTS {q(db)}")
             spark.createDataFrame(table.to_pandas()).write.mode("append").saveAsTable(f"{q(db)}.{q(name)}")
             return f"{CATALOG}{self.catalog}"
-        from dqkit.io.atomic import atomic_file, sweep_folder
+        from dqkit.runtime.atomic import atomic_file, sweep_folder
 
         self.path.mkdir(parents=True, exist_ok=True)
         sweep_folder(self.path)  # a killed append's temporary (every append writes a new name) goes now
@@ -200,7 +200,7 @@ class History:
 def _write(table: Any, target: Path) -> None:
     import pyarrow.parquet as pq
 
-    from dqkit.io.atomic import atomic_file
+    from dqkit.runtime.atomic import atomic_file
 
     def write(tmp: Path) -> None:
         pq.write_table(table, tmp)

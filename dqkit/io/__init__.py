@@ -1,2 +1,1 @@
-"""Input and output: tables read by name (``sources``), file checks without Spark (``filecheck``) and
-atomic writes (``atomic``)."""
+"""Input: tables read by name (``sources``) and files dqkit reads back checked without Spark (``filecheck``)."""

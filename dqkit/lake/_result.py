@@ -55,8 +55,7 @@ class LakeResult(Result):
         no stage runs again (what a front end does when a cost parameter changes)."""
         import dataclasses
 
-        from dqkit.lake.api import lineage_provider
-        from dqkit.lake.optret import AssumeKnown, opt_ret
+        from dqkit.lake.optret import AssumeKnown, lineage_provider, opt_ret
 
         sizes = {n: float(b or 0) for n, b in zip(self.tables["name"], self.tables["bytes"])}
         provider = lineage_provider(self.lake) or AssumeKnown()

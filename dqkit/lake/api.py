@@ -14,8 +14,9 @@ from dqkit.errors import ParameterError
 from dqkit.lake._lake import ColumnStats, Lake, LakeTable, flatten, flatten_schema, load_lake
 from dqkit.lake._result import LakeResult
 from dqkit.lake.graph import STAGES, ContainmentGraph, EdgeState, build_graph
-from dqkit.lake.optret import (AssumeKnown, CostModel, DeletionPlan, LineageProvider, MappingProvider,
+from dqkit.lake.optret import (LINEAGE, AssumeKnown, CostModel, DeletionPlan, LineageProvider, MappingProvider,
                                TransformationProvider, dyn_lin, ilp, load_costs, opt_ret, parse_costs)
+from dqkit.lake.optret import lineage_provider
 from dqkit.lake.sgb import SGBResult, schema_containment_brute_force, sgb
 from dqkit.lake.stages import (clp_keeps, clp_sample, containment_fraction, containment_fractions, mmp_keeps,
                                pairwise_hash_containment, required_samples)
@@ -28,7 +29,6 @@ __all__ = ["find_containment", "LakeResult", "ContainmentGraph", "load_lake", "L
            "flatten", "flatten_schema", "lineage_provider", "result_from_graph", "plan_for", "STAGES",
            "EdgeState", "build_graph"]
 
-LINEAGE = "_lineage.json"
 
 
 def ground_truth(lake: Lake | ContainmentGraph, bag: bool = False) -> dict[tuple[str, str], tuple[float, int]]:
@@ -55,25 +55,6 @@ def pairwise_ground_truth(lake: Lake) -> tuple[dict[tuple[str, str], float], int
         out[(p, c)] = cm
         ops += n
     return out, ops
-
-
-def lineage_provider(lake: Lake | str | os.PathLike) -> LineageProvider | None:
-    """The lineage manifest (``_lineage.json``) of a generated lake folder as a provider, if there is one."""
-    src = lake.source if isinstance(lake, Lake) else lake
-    if not isinstance(src, (str, os.PathLike)) or os.fspath(src).startswith("catalog:"):
-        return None
-    f = Path(os.fspath(src)) / LINEAGE
-    if not f.is_file():
-        return None
-    from dqkit.errors import SourceError
-    from dqkit.io.filecheck import load_json, require
-
-    hint = f"delete {f} (the lake is then read without lineage) or regenerate the lake"
-    doc = load_json(f, "the lineage manifest", error=SourceError, hint=hint)
-    tables = doc.get("tables", [])
-    require(isinstance(tables, list) and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tables),
-            SourceError, f, "the lineage manifest", "'tables' is not a list of {name, parent, transformation}", hint)
-    return LineageProvider.from_manifest(doc)
 
 
 def plan_for(graph: ContainmentGraph, costs: Any = None, provider: TransformationProvider | None = None,

@@ -214,6 +214,32 @@ class LineageProvider:
         return None
 
 
+#: the lineage manifest a generated lake folder may carry
+LINEAGE = "_lineage.json"
+
+
+def lineage_provider(lake: Any) -> LineageProvider | None:
+    """The lineage manifest (``_lineage.json``) of a lake folder (a path, or a ``Lake`` read from one) as
+    a provider, if there is one."""
+    from pathlib import Path
+
+    src = getattr(lake, "source", lake)
+    if not isinstance(src, (str, os.PathLike)) or os.fspath(src).startswith("catalog:"):
+        return None
+    f = Path(os.fspath(src)) / LINEAGE
+    if not f.is_file():
+        return None
+    from dqkit.errors import SourceError
+    from dqkit.io.filecheck import load_json, require
+
+    hint = f"delete {f} (the lake is then read without lineage) or regenerate the lake"
+    doc = load_json(f, "the lineage manifest", error=SourceError, hint=hint)
+    tables = doc.get("tables", [])
+    require(isinstance(tables, list) and all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tables),
+            SourceError, f, "the lineage manifest", "'tables' is not a list of {name, parent, transformation}", hint)
+    return LineageProvider.from_manifest(doc)
+
+
 # ------------------------------------------------------------------------------------ the plan
 @dataclass(frozen=True)
 class DeletionPlan:

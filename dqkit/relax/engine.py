@@ -48,7 +48,7 @@ from dqkit.relax.sql import Query
 from dqkit.relax.state import check_state_folder, state_guard
 from dqkit.relax.table import DaisyTable, unchecked_ids
 from dqkit.contract.render import atomic_folder
-from dqkit.io.atomic import fault_point
+from dqkit.runtime.atomic import fault_point
 from dqkit.rules import FunctionalDependency, as_rules, validate_rules
 from dqkit.runtime.session import get_spark
 from dqkit.io.sources import read_table

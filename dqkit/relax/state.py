@@ -114,7 +114,7 @@ def state_generation(folder: str | os.PathLike) -> str | None:
 
 
 def state_guard(folder: str | os.PathLike, loaded: str | None):
-    """The commit guard of a state save (``dqkit.io.atomic.atomic_folder``): refuses, with
+    """The commit guard of a state save (``dqkit.runtime.atomic.atomic_folder``): refuses, with
     ``OutputTakenError``, a state another query replaced since this one loaded ``loaded``."""
     from dqkit.errors import OutputTakenError
 

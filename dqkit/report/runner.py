@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dqkit.io.atomic import atomic_files, sweep
+from dqkit.runtime.atomic import atomic_files, sweep
 from dqkit.errors import DqkitError, ParameterError
 
 KERNEL = "python3"

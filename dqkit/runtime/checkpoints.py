@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from urllib.parse import urlparse
 
 from dqkit.errors import ParameterError
-from dqkit.io.atomic import temp_name
+from dqkit.runtime.atomic import temp_name
 
 #: the checkpoint folder of every session this process (and a report kernel it starts) creates
 CHECKPOINT_ENV = "DQKIT_CHECKPOINT_DIR"

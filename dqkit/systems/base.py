@@ -348,6 +348,8 @@ def _unwrap(hint: Any) -> tuple[Any, bool]:
     return hint, False
 
 
+#: names the derived command line keeps for its global flags: no parameter may be called so
+GLOBAL_FLAGS = ("master", "remote", "checkpoint_dir", "debug", "format", "out", "overwrite", "version", "help")
 #: The meaning of each exit code of a system, as its --help and the docs state it.
 ExitCodes = Mapping[int, str]
 

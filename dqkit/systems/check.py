@@ -87,12 +87,25 @@ def check_system(system: System | str, *, result: Any = None, spark: Any = None,
     return done
 
 
+def _front_end() -> tuple[Callable[[], Any], Callable[[list[str]], int]]:
+    """The installed ``dqkit`` command (its console-script entry point) and its argument parser: the
+    front end checked as a user's environment reaches it, not as an import of this package."""
+    import sys
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group="console_scripts", name="dqkit"))
+    if not found:
+        raise SystemCheckError("no `dqkit` command is installed (console script entry point)")
+    main = found[0].load()
+    return sys.modules[main.__module__].build_parser, main
+
+
 def _fail(system: System, check: str, message: str) -> SystemCheckError:
     return SystemCheckError(f"system {system.name!r}, check {check!r}: {message}")
 
 
 def _params(system: System) -> Any:
-    from dqkit.cli._derive import GLOBAL_FLAGS
+    from dqkit.systems.base import GLOBAL_FLAGS
 
     try:
         specs = system.params.specs()
@@ -109,7 +122,7 @@ def _params(system: System) -> Any:
 
 
 def _round_trip(system: System, params: Any) -> None:
-    from dqkit.cli import build_parser
+    build_parser, _ = _front_end()
 
     again = system.params.parse(json.loads(json.dumps(params.to_parameters())))
     assert again == params, f"parse(to_parameters()) gave {again!r}, not {params!r}"
@@ -119,7 +132,7 @@ def _round_trip(system: System, params: Any) -> None:
 
 
 def _cli(system: System) -> None:
-    from dqkit.cli import build_parser, main
+    build_parser, main = _front_end()
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):

@@ -46,7 +46,7 @@ class DeltaParams(Params):
     def validate(self) -> None:
         """Both versions exist; tables, exclusions and keys name what is there (schemas from file
         footers and headers); the key syntax reads."""
-        from dqkit.checks import preflight
+        from dqkit.delta import preflight as schemas
         from dqkit.checks.params import parse_keys
         from dqkit.errors import ParameterError
 
@@ -55,7 +55,7 @@ class DeltaParams(Params):
         parse_keys(list(self.key))
         if self.in_memory("old") or self.in_memory("new"):
             return  # a {name: table} mapping (a notebook's): its tables, keys and columns are checked when read
-        preflight.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
+        schemas.delta(self.old, self.new, keys=list(self.key), tables=list(self.tables), exclude=list(self.exclude),
                         abs_tol=self.abs_tol, rel_tol=self.rel_tol, sample_rows=self.sample_rows,
                         renames=list(self.rename), tolerances=list(self.tolerance),
                         schema_changes=self.schema_changes)

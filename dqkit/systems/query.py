@@ -157,7 +157,7 @@ class QueryParams(Params):
         for q in self.queries():
             check_query(tables, rules, keys, q)
         if self.state:
-            from dqkit.io.atomic import sweep
+            from dqkit.runtime.atomic import sweep
 
             sweep(self.state)  # what a killed query left beside the state goes first
             check_state_folder(self.state)

@@ -25,7 +25,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from dqkit.io.atomic import atomic_file
+from dqkit.runtime.atomic import atomic_file
 from dqkit.errors import ParameterError
 from dqkit.tcfc.engines import Unrepresentable
 from dqkit.tcfc.model import Difference, Job

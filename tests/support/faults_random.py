@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]  # tests/ (the cases) and tests/support/ (the harness)
 
 import test_faults as tf  # noqa: E402  (the cases, the checks)
-from dqkit.io import atomic  # noqa: E402
+from dqkit.runtime import atomic  # noqa: E402
 
 
 def _run(backend: list[str], argv: list[str], log: Path | None = None) -> subprocess.Popen:

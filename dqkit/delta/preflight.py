@@ -1,16 +1,17 @@
-"""Schemas of ``dqkit delta``'s two versions read without Spark (issue 47): column types from Parquet
-footers (pyarrow), column names from CSV headers, and the checks the preflight makes with them:
+"""``dqkit delta``'s checks before Spark starts, kept in the delta package beside the schema delta they
+use: the two versions exist and hold the tables, keys and columns named, and their schemas are read
+without Spark (column types from Parquet footers with pyarrow, column names from CSV headers):
 ``--rename`` names a dropped and an added column, ``--tolerance`` a numeric column, and
-``--schema-changes fail`` refuses any schema change (``dqkit.delta.schema``), before a SparkSession
-starts. Nothing here imports pyspark."""
+``--schema-changes fail`` refuses any schema change (``dqkit.delta.schema``). Nothing here imports pyspark."""
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dqkit.checks.preflight import _data_files, _split, _table_format, table_columns
-from dqkit.errors import ParameterError, UnknownTableError
+from dqkit.checks.preflight import (_data_files, _split, _table_format, check_columns, check_number, check_out,
+                                    database_tables, table_columns)
+from dqkit.errors import ParameterError, UnknownColumnError, UnknownTableError
 
 
 def table_types(path: Path | None) -> dict[str, str | None] | None:
@@ -97,3 +98,51 @@ def delta_schemas(dbs: Mapping[str, Mapping[str, Path] | None], tables: Any, exc
         raise ParameterError(f"--schema-changes must be one of {', '.join(sd.SCHEMA_CHANGES)}, not {schema_changes!r}")
     if schema_changes == "fail":
         sd.refuse_changes(delta)
+
+
+def delta(old: Any, new: Any, *, keys: Any = None, tables: Any = None, exclude: Any = None,
+          abs_tol: Any = 0.0, rel_tol: Any = 0.0, sample_rows: Any = 10, out: Any = None,
+          overwrite: bool = False, renames: Any = None, tolerances: Any = None,
+          schema_changes: str = "report") -> None:
+    """``dqkit delta``: both versions exist, keys/tables/exclusions name what is there, tolerances >= 0
+    (the stages are the declaration's choices, ``dqkit.delta._names.STAGES``); renames and per-column
+    tolerances read and name columns that are there (a tolerance a number column, where the footer
+    says), and with ``schema_changes="fail"`` the schemas read from footers and headers are the same
+    (``dqkit.delta.schema``)."""
+    from dqkit.checks.params import parse_keys
+    from dqkit.delta import schema as sd
+
+    rename_map, tolerance_map = sd.parse_renames(renames), sd.parse_tolerances(tolerances)
+
+    dbs = {"the old version": database_tables(old, "the old version"),
+           "the new version": database_tables(new, "the new version")}
+    check_out(out, [old, new], overwrite)
+    check_number(abs_tol, "--abs-tol", low=0)
+    check_number(rel_tol, "--rel-tol", low=0)
+    check_number(sample_rows, "--sample-rows", low=0, integer=True)
+    known = [db for db in dbs.values() if db is not None]
+    names = sorted(set().union(*known)) if known else []
+    for table in _split(tables):
+        if known and all(table not in db for db in known):
+            raise UnknownTableError(f"--tables: no table {table!r} in either version", hint=f"tables: {', '.join(names)}")
+    for item in _split(exclude):
+        table, _, column = item.partition(".")
+        present = [db[table] for db in known if table in db]
+        if known and not present and item not in names:
+            raise UnknownTableError(f"--exclude: no table {table!r} in either version", hint=f"tables: {', '.join(names)}")
+        if column and present:
+            cols = [table_columns(p) for p in present]
+            if all(c is not None and column not in c for c in cols):
+                check_columns([column], cols[0], f"--exclude {item}")
+    for table, columns in parse_keys(keys).items():
+        present = [db[table] for db in known if table in db]
+        if known and not present:
+            raise UnknownTableError(f"--key {table}=...: no table {table!r} in either version",
+                                    hint=f"tables: {', '.join(names)}")
+        for path in present:
+            cols = table_columns(path)
+            missing = [c for c in columns if cols is not None and c not in cols]
+            if missing:
+                raise UnknownColumnError(f"--key: the key column {table}.{missing[0]} does not exist",
+                                         hint=f"columns of {table}: {', '.join(cols or [])}")
+    delta_schemas(dbs, tables, exclude, rename_map, tolerance_map, schema_changes)
