@@ -17,7 +17,7 @@ to an earlier derived table, so chains form:
 * ``copy`` / ``shuffle``: an exact copy, or rows shuffled and columns permuted -> duplicates.
 
 Tables are written as Parquet (single files, or folders partitioned by ``region``), CSV or JSON
-Lines; nested tables only as Parquet or JSON. ``_lineage.json`` (ignored by ``dqkit.sources`` as an
+Lines; nested tables only as Parquet or JSON. ``_lineage.json`` (ignored by ``dqkit.io.sources`` as an
 ``_``-prefixed file) records each table's parent, transformation, format, rows and bytes: the
 "human" transformation knowledge of §5.1. Ground truth is NOT taken from it (containment also holds
 transitively and by coincidence): use ``dqkit.lake.ground_truth``. Same seed, same lake.

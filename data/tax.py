@@ -58,7 +58,7 @@ def _u(seed: int, purpose: int, col: str = "tid") -> Column:
 def clean_tax(n: int, seed: int = 42, spark: SparkSession | None = None, zip_size: int = 50) -> DataFrame:
     """The clean tax table with ``n`` rows (about ``zip_size`` rows per zipcode)."""
     if spark is None:
-        from dqkit.session import get_spark
+        from dqkit.runtime.session import get_spark
         spark = get_spark()
     nzip = max(1, n // zip_size)
     df = spark.range(n).withColumnRenamed("id", "tid")

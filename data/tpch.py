@@ -283,7 +283,7 @@ def generate_tpch(out_dir: str | os.PathLike, scale: float, seed: int = 42,
     out = Path(out_dir).resolve()
     if out.exists() and not overwrite:
         raise ParameterError(f"{out} already exists", hint="choose another folder or pass overwrite=True")
-    from dqkit.session import get_spark
+    from dqkit.runtime.session import get_spark
 
     spark = spark or get_spark()
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -166,7 +166,7 @@ def test_a_schema_change_shows_first_and_a_proposed_rename_is_accepted_with_a_cl
     assert button.description == "Accept t.m \u2192 mail" and "2 of 2 key-paired rows agree" in button.tooltip
     button.click()  # accepts the rename and runs again with it
     assert ex.controller.wait(120) and ex.status == "done", ex.error
-    assert ex.controller.renames == {"t": {"m": "mail"}} and ex.controller.as_parameters()["rename"] == "t.m=mail"
+    assert ex.controller.renames == {"t": {"m": "mail"}} and ex.controller.params(listed=False).to_parameters()["rename"] == ["t.m=mail"]
     assert ex.result.schema.tables["t"].renamed == (("m", "mail"),) and ex.rename_box.children == ()
 
 
@@ -291,7 +291,8 @@ def test_paging_a_shown_result_runs_no_spark_job_and_draws_no_chart_again(spark,
 
     def sample_shown() -> int:  # rows of the "First violations" table, its header left out
         html = view.children[0].value
-        return html[html.index("First violations</h3>"):].count("<tr>") - 1
+        table = html[html.index("First violations</h3>"):]
+        return table[:table.index("</table>")].count("<tr>") - 1
 
     view.show(det)
     assert sample_shown() == 10

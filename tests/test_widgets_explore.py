@@ -43,7 +43,7 @@ def test_explore_builds_each_builtin_systems_explorer_with_its_declared_fields_a
 
 
 def test_explore_builds_the_toy_systems_explorer_whose_run_fills_the_declared_tabs_by_key(spark, tmp_path):
-    import toy_system
+    from support import toy_system
 
     from dqkit.widgets import explore
 

@@ -1,5 +1,8 @@
 """The one result contract every dqkit system follows.
 
+Long because it is the contract in one place: the section blocks, the base every result extends
+(render, save, metrics, exit codes) and the saving helpers they share.
+
 A system's result implements three things:
 
 * ``to_dict()``: JSON-ready summary (what ``--format json`` prints and ``summary.json`` holds);

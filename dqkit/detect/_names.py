@@ -1,4 +1,4 @@
-"""Names detection shows to people, in a module without pyspark (the declaration and the widgets read them)."""
+"""Names detection shows to people, in a Spark-free module (the declaration and the widgets read them)."""
 from __future__ import annotations
 
 #: the columns of a candidate-fix sample (``DetectionResult.first_fixes``)

@@ -73,18 +73,18 @@ class DiscoverResult(Result):
         summary = f"{' and '.join(parts)} with error at most {self.error:g} on {self.rows:,} rows{shown}"
         if not self.complete:
             summary += " (the search was bounded: see the notes)"
-        blocks: list[Any] = [Verdict(True, label, summary),
+        blocks: list[Any] = [Verdict(True, label, summary, key="summary"),
                              Facts("Search", {"table": self.table, "rows": self.rows,
                                               "columns searched": len(self.columns), "error at most": self.error,
                                               "route": self.route, "complete": self.complete,
-                                              **dict(self.facts)})]
+                                              **dict(self.facts)}, key="summary")]
         frame = self.rules_frame()
         blocks.append(Table("Rules", frame, note="error: g3 for an FD, the violating share of ordered pairs for a DC; "
                                                  "support: rows in left-hand-side groups of two or more (FD), "
                                                  "pairs checked (DC); score: (support - violations) / rows (FD)",
-                            max_rows=max(sample_rows, 0)))
+                            max_rows=max(sample_rows, 0), key="rules"))
         if self.notes:
-            blocks.append(Notes("Notes", list(self.notes)))
+            blocks.append(Notes("Notes", list(self.notes), key="notes"))
         return blocks
 
     def frames(self, **options: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit.contract.result import Chart, Facts, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Result, Table, Verdict, keyed
 from dqkit.history._defaults import DEFAULT_FPR, MIN_RUNS
 from dqkit.history.series import Series, gate, series_of, split_metric
 from dqkit.history.store import History
@@ -113,16 +113,16 @@ class HistoryResult(Result):
         return plot_timeline(timeline(s, metric, self.fpr, self.min_runs), f"{metric} ({s.system}: {s.table})")
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
-        blocks: list[Any] = [self.verdict_block(),
+        blocks: list[Any] = [keyed("summary", self.verdict_block()),
                              Facts("What was read", {"history": self.location, "files": self.files,
                                                      "false-positive rate": self.fpr,
-                                                     "runs before a metric is judged": self.min_runs}),
-                             Table("Series", self.series_table()),
+                                                     "runs before a metric is judged": self.min_runs}, key="summary"),
+                             Table("Series", self.series_table(), key="series"),
                              Table("Latest runs, judged", self.latest.drop(columns=["key"], errors="ignore"),
                                    note="; ".join([*self.notes, "anomalous metrics first; a metric is judged against its own earlier "
-                                        "runs (docs/history.md)"]), max_rows=max(sample_rows, 1) * 5)]
+                                        "runs (docs/history.md)"]), max_rows=max(sample_rows, 1) * 5, key="latest")]
         for i, (key, metric) in enumerate(self.charted):
-            blocks.append(Chart(f"{metric} ({key[1]})", f"timeline_{i}", lambda k=key, m=metric: self.chart(k, m)))
+            blocks.append(Chart(f"{metric} ({key[1]})", f"timeline_{i}", lambda k=key, m=metric: self.chart(k, m), key="charts"))
         return blocks
 
     def frames(self, **options: Any) -> dict[str, Any]:

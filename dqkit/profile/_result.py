@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from dqkit.contract.result import Chart, Facts, Result, Table, Verdict
+from dqkit.contract.result import Chart, Facts, Result, Table, Verdict, keyed
 from dqkit.profile.kernel import PNAMES, ColumnProfile
 
 _STATS = ("min", "max", "mean", "stddev", "len_min", "len_mean", "len_max")
@@ -113,17 +113,17 @@ class ProfileResult(Result):
 
     def sections(self, sample_rows: int = 10) -> list[Any]:
         skipped = [f"{c.name}: {c.top_skipped}" for c in self.columns if c.top_skipped]
-        blocks: list[Any] = [self.verdict_block(),
+        blocks: list[Any] = [keyed("summary", self.verdict_block()),
                              Facts("What was profiled", {"table": self.table, "rows": self.rows,
                                                          "exact duplicate rows": self.duplicate_rows,
-                                                         "columns": len(self.columns), "accuracy": self.error_note()}),
-                             Table("Columns", self.column_table()),
+                                                         "columns": len(self.columns), "accuracy": self.error_note()}, key="summary"),
+                             Table("Columns", self.column_table(), key="columns"),
                              Table("Top values", self.top_table(),
                                    note=f"the {self.top_k} most frequent values of columns with at most "
                                         f"{self.top_max_distinct:,} distinct values"
-                                        + (f"; {'; '.join(skipped)}" if skipped else ""))]
+                                        + (f"; {'; '.join(skipped)}" if skipped else ""), key="top_values")]
         if self.quartile_stats():
-            blocks.append(Chart("Quartiles", "quartiles", self.plot_quartiles))
+            blocks.append(Chart("Quartiles", "quartiles", self.plot_quartiles, key="charts"))
         return blocks
 
     def frames(self, **options: Any) -> dict[str, Any]:

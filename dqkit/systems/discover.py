@@ -105,7 +105,7 @@ DISCOVER = System(
                 "RULES.yaml writes a rules file that detect and repair read unchanged.",
     params=DiscoverParams,
     run=run,
-    tabs=(("Summary", ("Verdict", "Facts", "Notes")), ("Rules", ("Table",))),
+    tabs=(("Summary", ("summary", "notes")), ("Rules", ("rules",))),
     exit_codes={0: "the search ran (the verdict says whether rules were found)", 2: "error"},
     output="the rules: RULES.yaml (a rules file detect and repair read), or a folder (rules.yaml, rules.csv, "
            "summary.json, report.html)",
