@@ -141,7 +141,7 @@ def _fake_result(*blocks: object) -> object:
             return {"verdict": "CLEAN"}
 
         def sections(self, sample_rows: int = 10) -> list:
-            return [Verdict(True, "CLEAN", "nothing"), *blocks]
+            return [Verdict(True, "CLEAN", "nothing", key="verdict"), *blocks]
 
         def frames(self, **_: object) -> dict:
             return {}
@@ -159,6 +159,7 @@ def test_check_system_names_the_promise_a_system_breaks(toy):
     class Raw:  # a block that writes its text into HTML as it is
         title: str
         text: str
+        key: str = "counts"
 
         def to_text(self) -> str:
             return self.text
@@ -167,13 +168,13 @@ def test_check_system_names_the_promise_a_system_breaks(toy):
             return f"<p>{self.text}</p>"
 
     with pytest.raises(SystemCheckError, match="'toy', check 'escaped'"):
-        check_system(toy, result=_fake_result(Facts("Counts", {"rows": 1}), Raw("Raw", "plain")), save=False)
-    assert check_system(toy, result=_fake_result(Facts("Counts", {"rows": 1})), save=False)[-1] == "metrics"
-    with pytest.raises(SystemCheckError, match="check 'exit codes': .*\\[1\\] are not declared"):
-        check_system(dataclasses.replace(toy, exit_codes={0: "clean", 2: "error"}),
-                     result=_fake_result(Facts("Counts", {"rows": 1})), save=False)
+        check_system(toy, result=_fake_result(Facts("Counts", {"rows": 1}, key="counts"), Raw("Raw", "plain")), save=False)
+    assert check_system(toy, result=_fake_result(Facts("Counts", {"rows": 1}, key="counts")), save=False)[-1] == "metrics"
+    with pytest.raises(SystemCheckError, match="check 'exit codes': .*\\[2\\] are not declared"):
+        check_system(dataclasses.replace(toy, exit_codes={0: "clean", 1: "findings"}),
+                     result=_fake_result(Facts("Counts", {"rows": 1}, key="counts")), save=False)
     with pytest.raises(SystemCheckError, match="check 'sections': .*untitled"):
-        check_system(toy, result=_fake_result(Facts("", {"rows": 1})), save=False)
+        check_system(toy, result=_fake_result(Facts("", {"rows": 1}, key="counts")), save=False)
 
 
 def test_the_registry_and_every_declaration_load_without_pyspark():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dqkit.errors import ParameterError
-from dqkit.systems.base import Params, System, param
+from dqkit.systems.base import Params, System, Tab, param
 
 DEFAULT_SOURCES = ("left", "right")
 
@@ -161,7 +161,8 @@ DEDUP = System(
     run=run,
     template="system_report",
     tabs=(("Summary", ("summary", "accuracy", "notes")), ("Blocking and model", ("blocking", "model")),
-          ("Clusters", ("clusters", "pairs", "golden")), ("Changes", ("changes",))),
+          ("Clusters", ("clusters", "pairs", "golden")),
+          Tab("Changes", ("changes",), when=("changes",))),
     progress_unit="stages",
     exit_codes={0: "no duplicate (no link)", 1: "duplicates (links) found", 2: "error"},
     output="the pairs, clusters and golden records (Parquet, or CSV with --csv), summary.json and report.html; "
