@@ -125,6 +125,8 @@ def row_position(df: DataFrame) -> Column | None:
         return F.struct(F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("split"),
                         F.col("_metadata.row_index").alias("row"))
     return F.struct(F.col("_metadata.file_path").alias("file"), F.col("_metadata.file_block_start").alias("split"),
+                    # stable-id: ordered within (file, block start): one split of one file read in file order,
+                    # so a recomputed partition numbers its rows the same way
                     F.monotonically_increasing_id().alias("row"))
 
 
